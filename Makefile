@@ -1,0 +1,74 @@
+# Two commands matter: `make run` and `make test`. Everything they need is installed on demand.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+MANAGE := $(BIN)/python manage.py
+APPS := accounts catalog orders payments api
+
+.PHONY: run test lint format messages compilemessages lock deps bench services-check system-packages clean
+
+$(BIN)/.installed: requirements.lock
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r requirements.lock
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+deps: $(BIN)/.installed node_modules/.installed
+
+compilemessages: $(BIN)/.installed system-packages
+	$(MANAGE) compilemessages --ignore=.venv --ignore=node_modules -v0
+
+# Re-extracts every translatable string; edit locale/fr and <app>/locale/fr afterwards.
+messages: $(BIN)/.installed
+	$(MANAGE) makemessages -l fr --no-obsolete --ignore=.venv --ignore=node_modules \
+		$(foreach app,$(APPS),--ignore=$(app)/*)
+	for app in $(APPS); do \
+		if [ -d $$app/locale ]; then (cd $$app && ../$(MANAGE) makemessages -l fr --no-obsolete); fi; \
+	done
+
+run: deps compilemessages
+	mkdir -p var
+	$(MANAGE) migrate --no-input
+	$(MANAGE) seed_catalog
+	$(BIN)/honcho start
+
+# Debian's packages the project drives: Chromium for the browser tests (Playwright cannot
+# download its own here), docker-compose to validate docker-compose.yml, gettext for
+# the translations.
+# Each entry is command:package.
+SYSTEM_PACKAGES := chromium:chromium docker-compose:docker-compose msgfmt:gettext
+system-packages:
+	@missing=""; for entry in $(SYSTEM_PACKAGES); do \
+		command -v $${entry%%:*} >/dev/null || missing="$$missing $${entry##*:}"; done; \
+	if [ -n "$$missing" ]; then apt-get update -qq && apt-get install -y -qq $$missing; fi
+
+services-check: $(BIN)/.installed
+	$(BIN)/python tests/services.py
+
+test: deps compilemessages system-packages services-check
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+lint: $(BIN)/.installed
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	DJANGO_SETTINGS_MODULE=rental.settings.local $(MANAGE) makemigrations --check --dry-run
+
+format: $(BIN)/.installed
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+# Regenerates requirements.lock from pyproject.toml.
+lock: $(BIN)/.installed
+	$(BIN)/pip-compile --quiet --extra dev --strip-extras --no-emit-index-url \
+		--no-emit-find-links -o requirements.lock pyproject.toml
+
+bench: deps compilemessages
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf var/* staticfiles .pytest_cache

@@ -1,0 +1,31 @@
+from django.contrib import admin
+from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+from django.utils.translation import gettext_lazy as _
+
+from accounts.models import User
+
+
+@admin.register(User)
+class UserAdmin(DjangoUserAdmin):
+    ordering = ["email"]
+    list_display = ["email", "first_name", "last_name", "language", "is_staff", "date_joined"]
+    list_filter = ["is_staff", "is_superuser", "is_active", "language"]
+    search_fields = ["email", "first_name", "last_name"]
+    fieldsets = [
+        (None, {"fields": ["email", "password"]}),
+        (_("Contact"), {"fields": ["first_name", "last_name", "language"]}),
+        (
+            _("Permissions"),
+            {"fields": ["is_active", "is_staff", "is_superuser", "groups", "user_permissions"]},
+        ),
+        (_("Dates"), {"fields": ["last_login", "date_joined"]}),
+    ]
+    add_fieldsets = [
+        (
+            None,
+            {
+                "classes": ["wide"],
+                "fields": ["email", "first_name", "last_name", "password1", "password2"],
+            },
+        ),
+    ]

@@ -1,0 +1,8 @@
+"""Development on one machine (`make run`): SQLite and a filesystem broker by default."""
+
+from .base import *  # noqa: F403
+from .base import env
+
+DEBUG = env.bool("DJANGO_DEBUG", default=True)
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
+EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"

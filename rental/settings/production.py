@@ -1,0 +1,22 @@
+"""Production: every secret comes from the environment and the app refuses to start without it."""
+
+from .base import *  # noqa: F403
+from .base import env
+
+# No default: a production process without a key must not start.
+SECRET_KEY = env("DJANGO_SECRET_KEY")
+DEBUG = False
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS")
+
+EMAIL_CONFIG = env.email_url("EMAIL_URL", default="smtp://localhost:25")
+vars().update(EMAIL_CONFIG)
+
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=True)
+# The container health check calls /healthz over plain HTTP from inside.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SESSION_COOKIE_SECURE = True
+CSRF_COOKIE_SECURE = True
+SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=60 * 60 * 24 * 365)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+SECURE_HSTS_PRELOAD = True
