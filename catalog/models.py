@@ -1,0 +1,145 @@
+from decimal import Decimal
+
+from django.core.validators import MinValueValidator
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+TERM_CHOICES = [(3, _("3 days")), (7, _("7 days")), (30, _("30 days"))]
+TERMS = tuple(days for days, _label in TERM_CHOICES)
+
+
+class GpuModel(models.Model):
+    """A GPU model the store rents, with its stock of identical units."""
+
+    class FormFactor(models.TextChoices):
+        SXM = "sxm", "SXM"
+        PCIE = "pcie", "PCIe"
+
+    slug = models.SlugField(_("slug"), unique=True, max_length=40)
+    name = models.CharField(_("name"), max_length=80)
+    architecture = models.CharField(_("architecture"), max_length=40)
+    memory_gb = models.PositiveIntegerField(_("memory (GB)"))
+    memory_type = models.CharField(_("memory type"), max_length=20)
+    memory_bandwidth_gbps = models.PositiveIntegerField(_("memory bandwidth (GB/s)"))
+    form_factor = models.CharField(_("form factor"), max_length=8, choices=FormFactor.choices)
+    interconnect = models.CharField(_("interconnect"), max_length=120)
+    precisions = models.CharField(
+        _("supported precisions"), max_length=120, help_text=_("e.g. FP64, TF32, BF16, FP8")
+    )
+    power_watts = models.PositiveIntegerField(_("power (W)"))
+    units_total = models.PositiveIntegerField(
+        _("units in stock"), help_text=_("Units the store can rent out at the same time.")
+    )
+    is_active = models.BooleanField(_("on sale"), default=True)
+    display_order = models.PositiveSmallIntegerField(_("display order"), default=100)
+    # Translated through modeltranslation (catalog/translation.py).
+    tagline = models.CharField(_("tagline"), max_length=200)
+    summary = models.TextField(_("summary"))
+
+    class Meta:
+        ordering = ["display_order", "name"]
+        verbose_name = _("GPU model")
+        verbose_name_plural = _("GPU models")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class TermPrice(models.Model):
+    """The daily rate of one GPU for one term, in the store currency."""
+
+    gpu = models.ForeignKey(GpuModel, on_delete=models.CASCADE, related_name="prices")
+    term_days = models.PositiveSmallIntegerField(_("term (days)"), choices=TERM_CHOICES)
+    daily_rate = models.DecimalField(
+        _("daily rate"),
+        max_digits=10,
+        decimal_places=2,
+        validators=[MinValueValidator(Decimal("0.01"))],
+    )
+
+    class Meta:
+        ordering = ["gpu", "term_days"]
+        verbose_name = _("price")
+        verbose_name_plural = _("prices")
+        constraints = [
+            models.UniqueConstraint(fields=["gpu", "term_days"], name="one_price_per_gpu_and_term"),
+            models.CheckConstraint(
+                condition=models.Q(term_days__in=TERMS), name="term_is_3_7_or_30_days"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(daily_rate__gt=0), name="daily_rate_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.gpu} · {self.term_days} d · {self.daily_rate}"
+
+    @property
+    def total_per_gpu(self) -> Decimal:
+        return self.daily_rate * self.term_days
+
+
+class AdviceSection(models.Model):
+    """One section of practical advice on a GPU page."""
+
+    gpu = models.ForeignKey(GpuModel, on_delete=models.CASCADE, related_name="advice")
+    position = models.PositiveSmallIntegerField(_("position"), default=0)
+    title = models.CharField(_("title"), max_length=160)
+    body = models.TextField(_("text"), help_text=_("Paragraphs separated by a blank line."))
+
+    class Meta:
+        ordering = ["gpu", "position"]
+        verbose_name = _("advice section")
+        verbose_name_plural = _("advice sections")
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Alternative(models.Model):
+    """Another GPU worth a look from this one's page, and the diagnosis that points to it."""
+
+    gpu = models.ForeignKey(GpuModel, on_delete=models.CASCADE, related_name="alternatives")
+    target = models.ForeignKey(GpuModel, on_delete=models.CASCADE, related_name="+")
+    position = models.PositiveSmallIntegerField(_("position"), default=0)
+    reason = models.CharField(_("when it fits"), max_length=300)
+
+    class Meta:
+        ordering = ["gpu", "position"]
+        verbose_name = _("alternative")
+        verbose_name_plural = _("alternatives")
+        constraints = [
+            models.UniqueConstraint(fields=["gpu", "target"], name="one_alternative_per_pair"),
+            models.CheckConstraint(
+                condition=~models.Q(gpu=models.F("target")), name="alternative_is_another_gpu"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.gpu} → {self.target}"
+
+
+class Environment(models.Model):
+    """What is installed on the rented machines: the PyTorch preparation or the customer's own."""
+
+    slug = models.SlugField(_("slug"), unique=True, max_length=40)
+    name = models.CharField(_("name"), max_length=80)
+    description = models.TextField(_("description"))
+    contents = models.TextField(
+        _("what it contains"), blank=True, help_text=_("One item per line.")
+    )
+    requires_details = models.BooleanField(
+        _("customer describes it"),
+        default=False,
+        help_text=_("The customer must describe the image or requirements when ordering."),
+    )
+    is_active = models.BooleanField(_("offered"), default=True)
+    display_order = models.PositiveSmallIntegerField(_("display order"), default=100)
+
+    class Meta:
+        ordering = ["display_order", "slug"]
+        verbose_name = _("environment")
+        verbose_name_plural = _("environments")
+
+    def __str__(self) -> str:
+        return self.name

@@ -1,0 +1,141 @@
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from catalog.models import TERMS, Environment, GpuModel
+
+
+class OrderStatus(models.TextChoices):
+    AWAITING_PAYMENT = "awaiting_payment", _("Awaiting payment")
+    CONFIRMING = "confirming", _("Payment confirming")
+    PAID = "paid", _("Paid")
+    PROVISIONING = "provisioning", _("Provisioning")
+    ACTIVE = "active", _("Active")
+    COMPLETED = "completed", _("Completed")
+    EXPIRED = "expired", _("Expired")
+    CANCELLED = "cancelled", _("Cancelled")
+    REFUNDED = "refunded", _("Refunded")
+
+
+S = OrderStatus
+
+# The one table of allowed transitions (DESIGN.md, "Order lifecycle").
+ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
+    S.AWAITING_PAYMENT: frozenset({S.CONFIRMING, S.EXPIRED, S.CANCELLED}),
+    S.CONFIRMING: frozenset({S.PAID, S.AWAITING_PAYMENT}),
+    S.PAID: frozenset({S.PROVISIONING, S.REFUNDED}),
+    S.PROVISIONING: frozenset({S.ACTIVE, S.REFUNDED}),
+    S.ACTIVE: frozenset({S.COMPLETED}),
+    # A late payment can still revive an expired order while its units are free.
+    S.EXPIRED: frozenset({S.CANCELLED, S.CONFIRMING}),
+    S.COMPLETED: frozenset(),
+    S.CANCELLED: frozenset(),
+    S.REFUNDED: frozenset(),
+}
+
+# Statuses whose orders hold their units (awaiting payment only until its deadline).
+HOLDING_STATUSES = (S.CONFIRMING, S.PAID, S.PROVISIONING, S.ACTIVE)
+
+
+def holding_orders_q(prefix: str = "", *, now=None) -> Q:
+    """Orders that hold units right now; `prefix` lets a GPU query reach its orders."""
+    now = now or timezone.now()
+    return Q(**{f"{prefix}status__in": HOLDING_STATUSES}) | Q(
+        **{f"{prefix}status": S.AWAITING_PAYMENT, f"{prefix}payment_deadline__gt": now}
+    )
+
+
+class Order(models.Model):
+    Status = OrderStatus
+
+    number = models.CharField(_("order number"), max_length=16, unique=True, editable=False)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="orders"
+    )
+    gpu = models.ForeignKey(GpuModel, on_delete=models.PROTECT, related_name="orders")
+    environment = models.ForeignKey(Environment, on_delete=models.PROTECT, related_name="+")
+    environment_details = models.TextField(_("environment details"), blank=True)
+    quantity = models.PositiveIntegerField(_("quantity"))
+    term_days = models.PositiveSmallIntegerField(_("term (days)"))
+    # Price snapshot: what the customer accepted, whatever the catalog says later.
+    daily_rate = models.DecimalField(_("daily rate"), max_digits=10, decimal_places=2)
+    total = models.DecimalField(_("total"), max_digits=12, decimal_places=2)
+    currency = models.CharField(_("currency"), max_length=3)
+    status = models.CharField(
+        _("status"), max_length=20, choices=OrderStatus.choices, default=S.AWAITING_PAYMENT
+    )
+    payment_deadline = models.DateTimeField(_("pay before"))
+    created_at = models.DateTimeField(_("created"), default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+    activated_at = models.DateTimeField(_("activated"), null=True, blank=True)
+    ends_at = models.DateTimeField(_("ends"), null=True, blank=True)
+    ending_notice_sent_at = models.DateTimeField(null=True, blank=True, editable=False)
+    access_host = models.CharField(_("host"), max_length=255, blank=True)
+    access_port = models.PositiveIntegerField(_("port"), null=True, blank=True)
+    access_user = models.CharField(_("user"), max_length=64, blank=True)
+    access_notes = models.TextField(_("access notes"), blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = _("order")
+        verbose_name_plural = _("orders")
+        indexes = [
+            models.Index(fields=["gpu", "status"]),
+            models.Index(fields=["user", "-created_at"]),
+            models.Index(fields=["status", "payment_deadline"]),
+            models.Index(fields=["status", "ends_at"]),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=Q(quantity__gte=1), name="order_quantity_positive"),
+            models.CheckConstraint(condition=Q(term_days__in=TERMS), name="order_term_3_7_30"),
+        ]
+
+    def __str__(self) -> str:
+        return self.number
+
+    @property
+    def has_access_details(self) -> bool:
+        return self.status == S.ACTIVE and bool(self.access_host)
+
+
+class OrderEvent(models.Model):
+    """One line of an order's timeline: a status change or a payment fact, with who did it."""
+
+    class Kind(models.TextChoices):
+        STATUS = "status", _("Status change")
+        PAYMENT_CLAIMED = "payment_claimed", _("Customer reported a payment")
+        TRANSFER_SEEN = "transfer_seen", _("Transfer seen on chain")
+        TRANSFER_CONFIRMED = "transfer_confirmed", _("Transfer confirmed")
+        TRANSFER_ORPHANED = "transfer_orphaned", _("Transfer removed by a reorganisation")
+        PAYMENT_FLAGGED = "payment_flagged", _("Payment needs attention")
+        NOTE = "note", _("Note")
+
+    class Actor(models.TextChoices):
+        CUSTOMER = "customer", _("Customer")
+        STAFF = "staff", _("Staff")
+        SYSTEM = "system", _("System")
+        PARTNER = "partner", _("Partner API")
+
+    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="events")
+    kind = models.CharField(max_length=24, choices=Kind.choices, default=Kind.STATUS)
+    old_status = models.CharField(max_length=20, choices=OrderStatus.choices, blank=True)
+    new_status = models.CharField(max_length=20, choices=OrderStatus.choices, blank=True)
+    actor = models.CharField(max_length=10, choices=Actor.choices)
+    actor_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    reason = models.TextField(blank=True)
+    data = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        verbose_name = _("order event")
+        verbose_name_plural = _("order events")
+
+    def __str__(self) -> str:
+        if self.kind == self.Kind.STATUS:
+            return f"{self.order_id}: {self.old_status or '∅'} → {self.new_status}"
+        return f"{self.order_id}: {self.kind}"
