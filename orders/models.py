@@ -129,6 +129,8 @@ class OrderEvent(models.Model):
     reason = models.TextField(blank=True)
     data = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    # Set once the side effects (e-mail, webhooks) were handed over: a second run skips them.
+    dispatched_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["created_at", "id"]

@@ -12,5 +12,6 @@ urlpatterns = [
 urlpatterns += i18n_patterns(
     path("accounts/", include("allauth.urls")),
     path("account/", include("accounts.urls")),
+    path("", include("orders.urls")),
     path("", include("catalog.urls")),
 )

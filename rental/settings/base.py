@@ -192,6 +192,8 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {}
 # --- Store -----------------------------------------------------------------------
 STORE_CURRENCY = env("STORE_CURRENCY", default="EUR")
 STORE_NAME = "LocaGPU"
+# Absolute links in e-mails.
+SITE_URL = env("SITE_URL", default="http://127.0.0.1:8000")
 ORDER_PAYMENT_WINDOW = timedelta(minutes=env.int("ORDER_PAYMENT_WINDOW_MINUTES", default=30))
 
 # --- Security --------------------------------------------------------------------

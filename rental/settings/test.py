@@ -6,14 +6,18 @@ from .base import env
 DATABASES = {
     "default": env.db("DATABASE_URL", default="postgres://postgres@127.0.0.1:5432/rental"),
 }
-DATABASES["default"]["TEST"] = {"NAME": "test_rental"}
+# Two suites may run at once on one machine (two developers, or CI beside a developer):
+# each picks its own test database and Redis databases through these variables.
+DATABASES["default"]["TEST"] = {"NAME": env("TEST_DB_NAME", default="test_rental")}
 REDIS_URL = env("REDIS_URL", default="redis://127.0.0.1:6379")
-CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=f"{REDIS_URL}/14")
-CELERY_RESULT_BACKEND = env("CELERY_RESULT_BACKEND", default=f"{REDIS_URL}/14")
+_broker_db = env.int("TEST_REDIS_BROKER_DB", default=14)
+_cache_db = env.int("TEST_REDIS_CACHE_DB", default=15)
+CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=f"{REDIS_URL}/{_broker_db}")
+CELERY_RESULT_BACKEND = env("CELERY_RESULT_BACKEND", default=f"{REDIS_URL}/{_broker_db}")
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
-        "LOCATION": f"{REDIS_URL}/15",
+        "LOCATION": f"{REDIS_URL}/{_cache_db}",
         "KEY_PREFIX": "test",
     }
 }

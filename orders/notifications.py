@@ -1,0 +1,52 @@
+"""Side effects of an order event, run by a Celery task after the event's transaction commits."""
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.template.loader import render_to_string
+from django.utils import timezone, translation
+
+from orders.models import OrderEvent, OrderStatus
+
+# E-mail template per status reached; `ending_soon` is a note event sent by the beat task.
+STATUS_EMAILS = {
+    OrderStatus.AWAITING_PAYMENT: "received",
+    OrderStatus.PAID: "paid",
+    OrderStatus.ACTIVE: "active",
+    OrderStatus.COMPLETED: "completed",
+    OrderStatus.EXPIRED: "expired",
+}
+ENDING_SOON = "ending_soon"
+
+
+def _email_for(event: OrderEvent) -> str | None:
+    if event.kind == OrderEvent.Kind.STATUS:
+        return STATUS_EMAILS.get(event.new_status)
+    if event.kind == OrderEvent.Kind.NOTE and event.data.get("notice") == ENDING_SOON:
+        return ENDING_SOON
+    return None
+
+
+def order_event_dispatch(*, event: OrderEvent) -> None:
+    """Send what this event owes the outside world, once even if the task runs twice."""
+    claimed = OrderEvent.objects.filter(pk=event.pk, dispatched_at__isnull=True).update(
+        dispatched_at=timezone.now()
+    )
+    if not claimed:
+        return
+    template = _email_for(event)
+    if template:
+        send_order_email(order=event.order, template=template)
+
+
+def send_order_email(*, order, template: str) -> None:
+    user = order.user
+    with translation.override(user.language):
+        context = {
+            "order": order,
+            "user": user,
+            "store_name": settings.STORE_NAME,
+            "site_url": settings.SITE_URL,
+        }
+        subject = render_to_string(f"orders/email/{template}_subject.txt", context)
+        body = render_to_string(f"orders/email/{template}.txt", context)
+    send_mail(" ".join(subject.split()), body, settings.DEFAULT_FROM_EMAIL, [user.email])

@@ -1,0 +1,93 @@
+"""The order state machine: the only code that changes `Order.status`."""
+
+from functools import partial
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import User
+from orders.models import ALLOWED_TRANSITIONS, Order, OrderEvent, OrderStatus
+
+Actor = OrderEvent.Actor
+
+
+class TransitionNotAllowed(Exception):
+    """The transition is not in ALLOWED_TRANSITIONS."""
+
+    def __init__(self, old: str, new: str):
+        super().__init__(f"An order cannot go from {old!r} to {new!r}.")
+        self.old, self.new = old, new
+
+
+def order_event_record(
+    *,
+    order: Order,
+    kind: str,
+    actor: str,
+    actor_user: User | None = None,
+    reason: str = "",
+    data: dict[str, Any] | None = None,
+) -> OrderEvent:
+    """A timeline entry that is not a status change (a payment claim, a transfer seen...)."""
+    event = OrderEvent.objects.create(
+        order=order,
+        kind=kind,
+        old_status=order.status,
+        new_status=order.status,
+        actor=actor,
+        actor_user=actor_user,
+        reason=reason,
+        data=data or {},
+    )
+    _dispatch_after_commit(event)
+    return event
+
+
+def order_transition(
+    *,
+    order: Order,
+    to: str,
+    actor: str,
+    actor_user: User | None = None,
+    reason: str = "",
+    data: dict[str, Any] | None = None,
+    fields: dict[str, Any] | None = None,
+) -> bool:
+    """Move `order` to `to` if the table allows it and nobody else moved it first.
+
+    Returns False when the order is no longer in the status read (another worker got there
+    first): nothing is written then. Raises TransitionNotAllowed for a move outside the table.
+    `fields` are other columns written in the same UPDATE (access details, end date...).
+    """
+    old = order.status
+    if to not in ALLOWED_TRANSITIONS[OrderStatus(old)]:
+        raise TransitionNotAllowed(old, to)
+    now = timezone.now()
+    changes = {"status": to, "updated_at": now, **(fields or {})}
+    with transaction.atomic():
+        updated = Order.objects.filter(pk=order.pk, status=old).update(**changes)
+        if updated != 1:
+            return False
+        event = OrderEvent.objects.create(
+            order=order,
+            kind=OrderEvent.Kind.STATUS,
+            old_status=old,
+            new_status=to,
+            actor=actor,
+            actor_user=actor_user,
+            reason=reason,
+            data=data or {},
+            created_at=now,
+        )
+        for name, value in changes.items():
+            setattr(order, name, value)
+        _dispatch_after_commit(event)
+    return True
+
+
+def _dispatch_after_commit(event: OrderEvent) -> None:
+    # Imported here: tasks import services, which import this module.
+    from orders.tasks import order_event_dispatch_task
+
+    transaction.on_commit(partial(order_event_dispatch_task.delay, event.pk))
