@@ -1,6 +1,12 @@
+from datetime import timedelta
+from decimal import Decimal
+
 import factory
+from django.utils import timezone
 
 from accounts.models import User
+from catalog.models import Environment, GpuModel, TermPrice
+from orders.models import Order
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -18,3 +24,65 @@ class UserFactory(factory.django.DjangoModelFactory):
     def _save(obj, create, extracted, **kwargs):
         if create:
             obj.save()
+
+
+class GpuModelFactory(factory.django.DjangoModelFactory):
+    """A GPU with a price for each term (longer terms cheaper per day)."""
+
+    class Meta:
+        model = GpuModel
+        django_get_or_create = ("slug",)
+
+    slug = factory.Sequence(lambda n: f"test-gpu-{n}")
+    name = factory.Sequence(lambda n: f"Test GPU {n}")
+    architecture = "Hopper"
+    memory_gb = 80
+    memory_type = "HBM3"
+    memory_bandwidth_gbps = 3350
+    form_factor = GpuModel.FormFactor.SXM
+    interconnect = "NVLink"
+    precisions = "FP64, TF32, BF16, FP16, FP8"
+    power_watts = 700
+    units_total = 8
+    tagline = "A test GPU"
+    summary = "A GPU made for tests."
+
+    @factory.post_generation
+    def prices(obj, create, extracted, **kwargs):
+        if not create:
+            return
+        rates = extracted or {3: Decimal("80.00"), 7: Decimal("72.00"), 30: Decimal("60.00")}
+        for days, rate in rates.items():
+            TermPrice.objects.update_or_create(
+                gpu=obj, term_days=days, defaults={"daily_rate": rate}
+            )
+
+
+class EnvironmentFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Environment
+        django_get_or_create = ("slug",)
+
+    slug = "pytorch"
+    name = "PyTorch"
+    description = "CUDA, cuDNN and PyTorch ready to use."
+    requires_details = False
+
+
+class OrderFactory(factory.django.DjangoModelFactory):
+    """An order awaiting payment, written directly (services are tested on their own)."""
+
+    class Meta:
+        model = Order
+
+    number = factory.Sequence(lambda n: f"LG-TEST-{n:04d}")
+    user = factory.SubFactory(UserFactory)
+    gpu = factory.SubFactory(GpuModelFactory)
+    environment = factory.SubFactory(EnvironmentFactory)
+    quantity = 1
+    term_days = 7
+    daily_rate = Decimal("72.00")
+    total = factory.LazyAttribute(lambda o: o.daily_rate * o.term_days * o.quantity)
+    currency = "EUR"
+    status = Order.Status.AWAITING_PAYMENT
+    payment_deadline = factory.LazyFunction(lambda: timezone.now() + timedelta(minutes=30))
