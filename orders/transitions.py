@@ -28,12 +28,14 @@ def order_event_record(
     actor_user: User | None = None,
     reason: str = "",
     data: dict[str, Any] | None = None,
+    old_status: str | None = None,
 ) -> OrderEvent:
-    """A timeline entry that is not a status change (a payment claim, a transfer seen...)."""
+    """A timeline entry that is not a transition: a payment claim, a transfer seen, or the
+    order's first status (then `old_status=""`)."""
     event = OrderEvent.objects.create(
         order=order,
         kind=kind,
-        old_status=order.status,
+        old_status=order.status if old_status is None else old_status,
         new_status=order.status,
         actor=actor,
         actor_user=actor_user,

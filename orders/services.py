@@ -1,0 +1,299 @@
+"""Writes on orders: quotes, creation, customer and staff actions, expiry and completion."""
+
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from accounts.models import User
+from catalog.models import TERMS, Environment, GpuModel, TermPrice
+from catalog.selectors import gpu_available_units
+from orders.models import Order, OrderEvent, OrderStatus
+from orders.transitions import order_event_record, order_transition
+
+Actor = OrderEvent.Actor
+
+MAX_QUANTITY = 64
+MAX_ENVIRONMENT_DETAILS = 4000
+# Easy to read aloud: no 0/O, 1/I/L. 31^8 numbers, drawn at random (not sequential).
+NUMBER_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+
+
+class OrderError(Exception):
+    """A request the store refuses, with a message for the customer and the field at fault."""
+
+    def __init__(self, message, *, field: str | None = None, code: str = "invalid"):
+        super().__init__(str(message))
+        self.message, self.field, self.code = message, field, code
+
+
+@dataclass(frozen=True)
+class Quote:
+    gpu: GpuModel
+    environment: Environment
+    quantity: int
+    term_days: int
+    daily_rate: Decimal
+    total: Decimal
+    currency: str
+    available_units: int
+
+    @property
+    def days(self) -> int:
+        return self.term_days
+
+
+def _check_request(
+    *, gpu: GpuModel, environment: Environment, quantity: int, term_days: int, details: str
+) -> None:
+    if not gpu.is_active:
+        raise OrderError(_("This GPU is not on sale."), field="gpu", code="unknown_gpu")
+    if not environment.is_active:
+        raise OrderError(_("This environment is not offered."), field="environment")
+    if term_days not in TERMS:
+        raise OrderError(_("Choose a term of 3, 7 or 30 days."), field="term_days")
+    if not 1 <= quantity <= MAX_QUANTITY:
+        raise OrderError(
+            _("Choose between 1 and %(max)d GPUs.") % {"max": MAX_QUANTITY}, field="quantity"
+        )
+    if environment.requires_details and not details.strip():
+        raise OrderError(
+            _("Describe the image or the requirements of your custom environment."),
+            field="environment_details",
+        )
+    if len(details) > MAX_ENVIRONMENT_DETAILS:
+        raise OrderError(
+            _("Keep the description under %(max)d characters.") % {"max": MAX_ENVIRONMENT_DETAILS},
+            field="environment_details",
+        )
+
+
+def _daily_rate(*, gpu: GpuModel, term_days: int) -> Decimal:
+    try:
+        return TermPrice.objects.get(gpu=gpu, term_days=term_days).daily_rate
+    except TermPrice.DoesNotExist:
+        raise OrderError(_("This term is not available for this GPU."), field="term_days") from None
+
+
+def quote_build(
+    *,
+    gpu: GpuModel,
+    environment: Environment,
+    quantity: int,
+    term_days: int,
+    environment_details: str = "",
+    available_units: int | None = None,
+) -> Quote:
+    """The price of a configuration; the configurator page, the API and order_create share it.
+
+    Raises OrderError for an impossible configuration, including more units than available.
+    """
+    _check_request(
+        gpu=gpu,
+        environment=environment,
+        quantity=quantity,
+        term_days=term_days,
+        details=environment_details,
+    )
+    daily_rate = _daily_rate(gpu=gpu, term_days=term_days)
+    if available_units is None:
+        available_units = gpu_available_units(gpu=gpu)
+    if quantity > available_units:
+        raise OrderError(
+            _("Not enough units: %(available)d available right now.")
+            % {"available": available_units},
+            field="quantity",
+            code="not_enough_units",
+        )
+    return Quote(
+        gpu=gpu,
+        environment=environment,
+        quantity=quantity,
+        term_days=term_days,
+        daily_rate=daily_rate,
+        total=daily_rate * term_days * quantity,
+        currency=settings.STORE_CURRENCY,
+        available_units=available_units,
+    )
+
+
+def _new_number() -> str:
+    body = "".join(secrets.choice(NUMBER_ALPHABET) for _ in range(8))
+    return f"LG-{body[:4]}-{body[4:]}"
+
+
+def order_create(
+    *,
+    user: User,
+    gpu: GpuModel,
+    environment: Environment,
+    quantity: int,
+    term_days: int,
+    environment_details: str = "",
+    actor: str = Actor.CUSTOMER,
+) -> Order:
+    """Store an order whose units are held until its payment deadline.
+
+    The GPU row is locked while availability is re-checked, so two buyers of the last
+    unit are served one after the other and the second one is refused.
+    """
+    with transaction.atomic():
+        locked_gpu = GpuModel.objects.select_for_update().get(pk=gpu.pk)
+        quote = quote_build(
+            gpu=locked_gpu,
+            environment=environment,
+            quantity=quantity,
+            term_days=term_days,
+            environment_details=environment_details,
+        )
+        now = timezone.now()
+        for _attempt in range(5):
+            try:
+                with transaction.atomic():
+                    order = Order.objects.create(
+                        number=_new_number(),
+                        user=user,
+                        gpu=locked_gpu,
+                        environment=environment,
+                        environment_details=environment_details.strip(),
+                        quantity=quantity,
+                        term_days=term_days,
+                        daily_rate=quote.daily_rate,
+                        total=quote.total,
+                        currency=quote.currency,
+                        payment_deadline=now + settings.ORDER_PAYMENT_WINDOW,
+                        created_at=now,
+                    )
+                break
+            except IntegrityError:
+                continue  # the random number was taken: draw another
+        else:
+            raise RuntimeError("Could not draw a free order number.")
+        order_event_record(
+            order=order,
+            kind=OrderEvent.Kind.STATUS,
+            actor=actor,
+            actor_user=user if actor == Actor.CUSTOMER else None,
+            data={"quantity": quantity, "term_days": term_days, "total": str(quote.total)},
+            old_status="",
+        )
+    return order
+
+
+def order_cancel(
+    *, order: Order, actor: str, actor_user: User | None = None, reason: str = ""
+) -> bool:
+    """Cancel an order on which nothing was received; its units are free at once."""
+    if order.status not in (OrderStatus.AWAITING_PAYMENT, OrderStatus.EXPIRED):
+        raise OrderError(_("Only an unpaid order can be cancelled."), code="not_cancellable")
+    return order_transition(
+        order=order, to=OrderStatus.CANCELLED, actor=actor, actor_user=actor_user, reason=reason
+    )
+
+
+def orders_expire(*, now=None) -> int:
+    """Expire every unpaid order past its deadline (beat task). Returns how many."""
+    now = now or timezone.now()
+    expired = 0
+    due = Order.objects.filter(status=OrderStatus.AWAITING_PAYMENT, payment_deadline__lte=now).only(
+        "pk", "status"
+    )
+    for order in due.iterator():
+        expired += order_transition(
+            order=order,
+            to=OrderStatus.EXPIRED,
+            actor=Actor.SYSTEM,
+            reason="payment deadline passed",
+        )
+    return expired
+
+
+def orders_complete(*, now=None) -> int:
+    """Complete every active rental whose term has ended (beat task). Returns how many."""
+    now = now or timezone.now()
+    completed = 0
+    for order in Order.objects.filter(status=OrderStatus.ACTIVE, ends_at__lte=now).iterator():
+        completed += order_transition(
+            order=order, to=OrderStatus.COMPLETED, actor=Actor.SYSTEM, reason="term ended"
+        )
+    return completed
+
+
+def orders_warn_ending(*, now=None, notice: timedelta = timedelta(hours=24)) -> int:
+    """Send the "ends in 24 hours" e-mail once per rental (beat task). Returns how many."""
+    now = now or timezone.now()
+    warned = 0
+    candidates = Order.objects.filter(
+        status=OrderStatus.ACTIVE, ends_at__lte=now + notice, ending_notice_sent_at__isnull=True
+    )
+    for order in candidates.iterator():
+        with transaction.atomic():
+            claimed = Order.objects.filter(pk=order.pk, ending_notice_sent_at__isnull=True).update(
+                ending_notice_sent_at=now
+            )
+            if claimed:
+                order_event_record(
+                    order=order,
+                    kind=OrderEvent.Kind.NOTE,
+                    actor=Actor.SYSTEM,
+                    reason="rental ends within 24 hours",
+                    data={"notice": "ending_soon"},
+                )
+                warned += 1
+    return warned
+
+
+def order_provisioning_start(*, order: Order, actor_user: User) -> bool:
+    return order_transition(
+        order=order, to=OrderStatus.PROVISIONING, actor=Actor.STAFF, actor_user=actor_user
+    )
+
+
+def order_activate(
+    *, order: Order, actor_user: User, host: str, port: int | None, user: str, notes: str = ""
+) -> bool:
+    """Hand the machines over: access details become visible and the term starts now."""
+    if not host.strip():
+        raise OrderError(_("Give the host the customer connects to."), field="access_host")
+    now = timezone.now()
+    return order_transition(
+        order=order,
+        to=OrderStatus.ACTIVE,
+        actor=Actor.STAFF,
+        actor_user=actor_user,
+        fields={
+            "access_host": host.strip(),
+            "access_port": port,
+            "access_user": user.strip(),
+            "access_notes": notes.strip(),
+            "activated_at": now,
+            "ends_at": now + timedelta(days=order.term_days),
+        },
+    )
+
+
+def order_complete(*, order: Order, actor_user: User, reason: str = "") -> bool:
+    return order_transition(
+        order=order,
+        to=OrderStatus.COMPLETED,
+        actor=Actor.STAFF,
+        actor_user=actor_user,
+        reason=reason,
+    )
+
+
+def order_refund(*, order: Order, actor_user: User, reason: str) -> bool:
+    if not reason.strip():
+        raise OrderError(_("Give the reason for the refund."), field="reason")
+    return order_transition(
+        order=order,
+        to=OrderStatus.REFUNDED,
+        actor=Actor.STAFF,
+        actor_user=actor_user,
+        reason=reason.strip(),
+    )
