@@ -187,7 +187,11 @@ CELERY_TASK_TIME_LIMIT = 5 * 60
 CELERY_TASK_SOFT_TIME_LIMIT = 60
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
-CELERY_BEAT_SCHEDULE: dict[str, dict] = {}
+CELERY_BEAT_SCHEDULE: dict[str, dict] = {
+    "orders-expire-unpaid": {"task": "orders.tasks.orders_expire_task", "schedule": 30.0},
+    "orders-complete-ended": {"task": "orders.tasks.orders_complete_task", "schedule": 60.0},
+    "orders-warn-ending": {"task": "orders.tasks.orders_warn_ending_task", "schedule": 300.0},
+}
 
 # --- Store -----------------------------------------------------------------------
 STORE_CURRENCY = env("STORE_CURRENCY", default="EUR")
