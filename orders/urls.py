@@ -6,4 +6,8 @@ app_name = "orders"
 
 urlpatterns = [
     path("gpus/<slug:slug>/configure/", views.configure, name="configure"),
+    path("account/orders/", views.order_list, name="list"),
+    path("account/orders/<str:number>/", views.order_detail, name="detail"),
+    path("account/orders/<str:number>/status/", views.order_status, name="status"),
+    path("account/orders/<str:number>/cancel/", views.order_cancel_view, name="cancel"),
 ]

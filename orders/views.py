@@ -1,8 +1,171 @@
-from django.shortcuts import get_object_or_404, render
+from urllib.parse import urlencode
 
-from catalog.models import GpuModel
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from catalog.selectors import gpus_with_availability
+from orders import selectors
+from orders.forms import ConfigureForm
+from orders.models import Order, OrderEvent
+from orders.services import OrderError, order_cancel, order_create, quote_build
+
+# OrderError names service fields; the form calls the term `term` (it is also the query key).
+FORM_FIELD = {
+    "term_days": "term",
+    "environment": "environment",
+    "quantity": "quantity",
+    "environment_details": "environment_details",
+}
+
+
+# What a first visit shows priced: one GPU, PyTorch, one week.
+DEFAULT_CONFIGURATION = {"environment": "pytorch", "quantity": "1", "term": "7"}
+
+
+def _gpu_or_404(slug: str):
+    gpu = (
+        gpus_with_availability()
+        .prefetch_related("prices")
+        .filter(slug=slug, is_active=True)
+        .first()
+    )
+    if gpu is None:
+        raise Http404
+    return gpu
+
+
+def _quote_for(form: ConfigureForm, gpu):
+    """The quote of a valid form, or None with the reason added to the form."""
+    if not form.is_valid():
+        return None
+    data = form.cleaned_data
+    try:
+        return quote_build(
+            gpu=gpu,
+            environment=data["environment"],
+            quantity=data["quantity"],
+            term_days=data["term"],
+            environment_details=data["environment_details"],
+            available_units=gpu.available_units,
+        )
+    except OrderError as error:
+        form.add_error(FORM_FIELD.get(error.field), error.message)
+        return None
 
 
 def configure(request, slug):
-    gpu = get_object_or_404(GpuModel, slug=slug, is_active=True)
-    return render(request, "orders/configure.html", {"gpu": gpu})
+    gpu = _gpu_or_404(slug)
+    if request.method == "POST":
+        submitted = request.POST
+    elif any(key in request.GET for key in ConfigureForm.base_fields):
+        submitted = request.GET
+    else:
+        submitted = DEFAULT_CONFIGURATION
+    form = ConfigureForm(
+        submitted,
+        available_units=gpu.available_units,
+        daily_rates={price.term_days: price.daily_rate for price in gpu.prices.all()},
+    )
+    quote = _quote_for(form, gpu)
+
+    if request.method == "POST" and quote is not None:
+        query = urlencode(
+            {
+                "environment": quote.environment.slug,
+                "quantity": quote.quantity,
+                "term": quote.term_days,
+                "environment_details": form.cleaned_data["environment_details"],
+            }
+        )
+        if not request.user.is_authenticated:
+            # Back to this very configuration after sign-up or login, to confirm it.
+            back = f"{reverse('orders:configure', args=[gpu.slug])}?{query}"
+            messages.info(request, _("Create your account or log in to confirm this order."))
+            return redirect(f"{reverse('account_signup')}?{urlencode({'next': back})}")
+        try:
+            order = order_create(
+                user=request.user,
+                gpu=gpu,
+                environment=quote.environment,
+                quantity=quote.quantity,
+                term_days=quote.term_days,
+                environment_details=form.cleaned_data["environment_details"],
+            )
+        except OrderError as error:
+            form.add_error(FORM_FIELD.get(error.field), error.message)
+            quote = None
+        else:
+            messages.success(
+                request,
+                _("Order %(number)s saved. Choose how to pay below.") % {"number": order.number},
+            )
+            return redirect("orders:detail", number=order.number)
+
+    context = {"gpu": gpu, "form": form, "quote": quote}
+    if request.headers.get("HX-Request") and request.method == "GET":
+        return render(request, "orders/_quote.html", context)
+    return render(request, "orders/configure.html", context, status=200)
+
+
+@login_required
+def order_list(request):
+    page = Paginator(selectors.orders_for_user(user=request.user), 20).get_page(
+        request.GET.get("page")
+    )
+    return render(request, "orders/order_list.html", {"page": page})
+
+
+def _own_order(request, number: str) -> Order:
+    try:
+        return selectors.order_for_user(user=request.user, number=number)
+    except Order.DoesNotExist as exc:
+        raise Http404 from exc
+
+
+def _detail_context(request, order: Order) -> dict:
+    events = list(order.events.select_related("actor_user"))
+    return {
+        "order": order,
+        "events": events,
+        "timeline": selectors.order_timeline(order=order, events=events),
+        "is_final": selectors.order_is_final(order=order),
+    }
+
+
+@login_required
+def order_detail(request, number):
+    order = _own_order(request, number)
+    return render(request, "orders/order_detail.html", _detail_context(request, order))
+
+
+@login_required
+def order_status(request, number):
+    """The live part of the order page (status, timeline, events), polled by htmx."""
+    order = _own_order(request, number)
+    return render(request, "orders/_status.html", _detail_context(request, order))
+
+
+@login_required
+@require_POST
+def order_cancel_view(request, number):
+    order = _own_order(request, number)
+    try:
+        cancelled = order_cancel(
+            order=order, actor=OrderEvent.Actor.CUSTOMER, actor_user=request.user
+        )
+    except OrderError as error:
+        messages.error(request, error.message)
+    else:
+        if cancelled:
+            messages.success(
+                request, _("Order %(number)s is cancelled.") % {"number": order.number}
+            )
+        else:
+            messages.error(request, _("This order changed meanwhile; nothing was cancelled."))
+    return redirect("orders:detail", number=order.number)

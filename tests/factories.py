@@ -32,6 +32,7 @@ class GpuModelFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = GpuModel
         django_get_or_create = ("slug",)
+        skip_postgeneration_save = True
 
     slug = factory.Sequence(lambda n: f"test-gpu-{n}")
     name = factory.Sequence(lambda n: f"Test GPU {n}")

@@ -1,0 +1,219 @@
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.translation import gettext_lazy as _
+
+from orders import services
+from orders.forms import ActivateForm, OptionalReasonForm, ReasonForm
+from orders.models import ALLOWED_TRANSITIONS, Order, OrderEvent, OrderStatus
+from orders.transitions import TransitionNotAllowed
+
+S = OrderStatus
+
+
+def _provision(order, user, data):
+    return services.order_provisioning_start(order=order, actor_user=user)
+
+
+def _activate(order, user, data):
+    return services.order_activate(
+        order=order,
+        actor_user=user,
+        host=data["host"],
+        port=data["port"],
+        user=data["user"],
+        notes=data["notes"],
+    )
+
+
+def _complete(order, user, data):
+    return services.order_complete(order=order, actor_user=user, reason=data["reason"])
+
+
+def _cancel(order, user, data):
+    return services.order_cancel(
+        order=order, actor=OrderEvent.Actor.STAFF, actor_user=user, reason=data["reason"]
+    )
+
+
+def _refund(order, user, data):
+    return services.order_refund(order=order, actor_user=user, reason=data["reason"])
+
+
+# Staff actions: (label, target status, form, service call). All go through the state machine.
+STAFF_ACTIONS = {
+    "provision": (_("Start provisioning"), S.PROVISIONING, OptionalReasonForm, _provision),
+    "activate": (_("Activate with access details"), S.ACTIVE, ActivateForm, _activate),
+    "complete": (_("Complete"), S.COMPLETED, OptionalReasonForm, _complete),
+    "cancel": (_("Cancel"), S.CANCELLED, ReasonForm, _cancel),
+    "refund": (_("Refund"), S.REFUNDED, ReasonForm, _refund),
+}
+
+
+class OrderEventInline(admin.TabularInline):
+    model = OrderEvent
+    extra = 0
+    can_delete = False
+    fields = ["created_at", "kind", "old_status", "new_status", "actor", "actor_user", "reason"]
+    readonly_fields = fields
+    ordering = ["created_at", "id"]
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Order)
+class OrderAdmin(admin.ModelAdmin):
+    list_display = [
+        "number",
+        "user",
+        "gpu",
+        "quantity",
+        "term_days",
+        "total",
+        "currency",
+        "status",
+        "created_at",
+    ]
+    list_filter = ["status", "gpu", "term_days", ("created_at", admin.DateFieldListFilter)]
+    search_fields = ["number", "user__email", "user__last_name"]
+    list_select_related = ["user", "gpu"]
+    date_hierarchy = "created_at"
+    inlines = [OrderEventInline]
+    readonly_fields = [
+        "number",
+        "user",
+        "gpu",
+        "environment",
+        "environment_details",
+        "quantity",
+        "term_days",
+        "daily_rate",
+        "total",
+        "currency",
+        "status",
+        "payment_deadline",
+        "created_at",
+        "activated_at",
+        "ends_at",
+        "access_host",
+        "access_port",
+        "access_user",
+        "access_notes",
+        "staff_actions",
+    ]
+    fieldsets = [
+        (None, {"fields": ["number", "user", "status", "staff_actions"]}),
+        (
+            _("Configuration"),
+            {"fields": ["gpu", "environment", "environment_details", "quantity", "term_days"]},
+        ),
+        (_("Price"), {"fields": ["daily_rate", "total", "currency", "payment_deadline"]}),
+        (
+            _("Rental"),
+            {
+                "fields": [
+                    "created_at",
+                    "activated_at",
+                    "ends_at",
+                    "access_host",
+                    "access_port",
+                    "access_user",
+                    "access_notes",
+                ]
+            },
+        ),
+    ]
+
+    def has_add_permission(self, request):
+        return False  # orders are placed by customers or partners, through order_create
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # an order is history: cancel or refund it instead
+
+    @admin.display(description=_("Actions"))
+    def staff_actions(self, obj: Order):
+        allowed = ALLOWED_TRANSITIONS[S(obj.status)]
+        links = [
+            (reverse("admin:orders_order_action", args=[obj.pk, key]), label)
+            for key, (label, target, _form, _call) in STAFF_ACTIONS.items()
+            if target in allowed
+        ]
+        if not links:
+            return "—"
+        return format_html_join(
+            " ", '<a class="button" href="{}">{}</a>', ((url, label) for url, label in links)
+        )
+
+    def get_urls(self):
+        return [
+            path(
+                "<int:object_id>/action/<slug:action>/",
+                self.admin_site.admin_view(self.action_view),
+                name="orders_order_action",
+            ),
+            *super().get_urls(),
+        ]
+
+    def action_view(self, request, object_id: int, action: str):
+        if action not in STAFF_ACTIONS:
+            raise PermissionDenied
+        order = get_object_or_404(Order, pk=object_id)
+        if not self.has_change_permission(request, order):
+            raise PermissionDenied
+        label, _target, form_class, call = STAFF_ACTIONS[action]
+        form = form_class(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                done = call(order, request.user, form.cleaned_data)
+            except (services.OrderError, TransitionNotAllowed) as error:
+                self.message_user(request, str(error), messages.ERROR)
+            else:
+                if done:
+                    self.message_user(request, format_html(_("{}: done."), label))
+                else:
+                    self.message_user(
+                        request,
+                        _("The order changed meanwhile; nothing was done."),
+                        messages.WARNING,
+                    )
+            return redirect("admin:orders_order_change", order.pk)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "original": order,
+            "title": f"{label} · {order.number}",
+            "form": form,
+            "action_label": label,
+        }
+        return render(request, "admin/orders/order/action.html", context)
+
+
+@admin.register(OrderEvent)
+class OrderEventAdmin(admin.ModelAdmin):
+    list_display = [
+        "order",
+        "created_at",
+        "kind",
+        "old_status",
+        "new_status",
+        "actor",
+        "actor_user",
+    ]
+    list_filter = ["kind", "actor", "new_status"]
+    search_fields = ["order__number"]
+    list_select_related = ["order", "actor_user"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -1,0 +1,93 @@
+from decimal import Decimal
+
+from django import forms
+from django.conf import settings
+from django.utils.translation import gettext_lazy as _
+
+from catalog.models import TERM_CHOICES
+from catalog.selectors import active_environments
+from orders.services import MAX_ENVIRONMENT_DETAILS, MAX_QUANTITY
+
+
+class ConfigureForm(forms.Form):
+    """GPU configuration. Field names double as the query string of a prefilled link."""
+
+    environment = forms.ModelChoiceField(
+        label=_("Environment"),
+        queryset=active_environments(),
+        to_field_name="slug",
+        widget=forms.RadioSelect,
+        empty_label=None,
+    )
+    environment_details = forms.CharField(
+        label=_("Your image or requirements"),
+        required=False,
+        max_length=MAX_ENVIRONMENT_DETAILS,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text=_(
+            "For a custom environment: the container image, or the packages and versions to "
+            "install (a requirements or lock file is ideal)."
+        ),
+    )
+    quantity = forms.IntegerField(
+        label=_("Number of GPUs"), min_value=1, max_value=MAX_QUANTITY, initial=1
+    )
+    term = forms.TypedChoiceField(
+        label=_("Term"),
+        choices=TERM_CHOICES,
+        coerce=int,
+        initial=7,
+        widget=forms.RadioSelect,
+    )
+
+    def __init__(self, *args, available_units: int, daily_rates: dict[int, Decimal], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["quantity"].widget.attrs["max"] = max(available_units, 1)
+        currency = settings.STORE_CURRENCY
+        self.fields["term"].choices = [
+            (
+                days,
+                _("%(label)s · %(rate)s %(currency)s per GPU per day")
+                % {"label": label, "rate": daily_rates[days], "currency": currency},
+            )
+            for days, label in TERM_CHOICES
+            if days in daily_rates
+        ]
+
+    def clean(self):
+        data = super().clean()
+        environment = data.get("environment")
+        if (
+            environment
+            and environment.requires_details
+            and not data.get("environment_details", "").strip()
+        ):
+            self.add_error(
+                "environment_details",
+                _("Describe the image or the requirements of your custom environment."),
+            )
+        return data
+
+
+class ReasonForm(forms.Form):
+    reason = forms.CharField(
+        label=_("Reason"), max_length=1000, widget=forms.Textarea(attrs={"rows": 3})
+    )
+
+
+class OptionalReasonForm(forms.Form):
+    reason = forms.CharField(
+        label=_("Note"), max_length=1000, required=False, widget=forms.Textarea(attrs={"rows": 3})
+    )
+
+
+class ActivateForm(forms.Form):
+    host = forms.CharField(label=_("Host"), max_length=255)
+    port = forms.IntegerField(label=_("Port"), min_value=1, max_value=65535, initial=22)
+    user = forms.CharField(label=_("User"), max_length=64)
+    notes = forms.CharField(
+        label=_("Notes for the customer"),
+        required=False,
+        max_length=4000,
+        widget=forms.Textarea(attrs={"rows": 4}),
+    )

@@ -1,0 +1,64 @@
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import QuerySet
+
+from accounts.models import User
+from orders.models import Order, OrderEvent, OrderStatus
+
+S = OrderStatus
+# The path a rental normally follows; shown as the steps of the timeline.
+HAPPY_PATH = (S.AWAITING_PAYMENT, S.CONFIRMING, S.PAID, S.PROVISIONING, S.ACTIVE, S.COMPLETED)
+FINAL_STATUSES = frozenset({S.COMPLETED, S.EXPIRED, S.CANCELLED, S.REFUNDED})
+
+
+def orders_for_user(*, user: User) -> QuerySet[Order]:
+    return Order.objects.filter(user=user).select_related("gpu", "environment")
+
+
+def order_for_user(*, user: User, number: str) -> Order:
+    """The customer's own order; another customer's number raises Order.DoesNotExist."""
+    return orders_for_user(user=user).get(number=number.upper())
+
+
+@dataclass(frozen=True)
+class TimelineStep:
+    status: str
+    label: str
+    state: str  # "done", "current", "upcoming" or "stopped"
+    at: datetime | None
+
+
+def order_timeline(*, order: Order, events: list[OrderEvent]) -> list[TimelineStep]:
+    """The steps of the order's life, with the time each was reached.
+
+    A detour (expired, cancelled, refunded) ends the path where it happened; a status that
+    was left and re-entered (a reorg sends `confirming` back) shows its latest time.
+    """
+    reached: dict[str, datetime] = {}
+    for event in events:
+        if event.kind == OrderEvent.Kind.STATUS:
+            reached[event.new_status] = event.created_at
+    labels = dict(OrderStatus.choices)
+    current = order.status
+    steps: list[TimelineStep] = []
+    if current in HAPPY_PATH:
+        position = HAPPY_PATH.index(current)
+        for index, status in enumerate(HAPPY_PATH):
+            if index < position:
+                state = "done"
+            elif index == position:
+                state = "done" if current in FINAL_STATUSES else "current"
+            else:
+                state = "upcoming"
+            steps.append(TimelineStep(status, labels[status], state, reached.get(status)))
+        return steps
+    for status in HAPPY_PATH:
+        if status in reached:
+            steps.append(TimelineStep(status, labels[status], "done", reached[status]))
+    steps.append(TimelineStep(current, labels[current], "stopped", reached.get(current)))
+    return steps
+
+
+def order_is_final(*, order: Order) -> bool:
+    return order.status in FINAL_STATUSES

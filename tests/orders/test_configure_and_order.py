@@ -1,0 +1,182 @@
+import re
+from decimal import Decimal
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from django.core import mail
+from django.test import Client
+
+from accounts.models import User
+from orders.models import Order, OrderEvent
+
+pytestmark = pytest.mark.django_db
+
+PASSWORD = "correct-Horse-battery-9"
+
+
+def test_configurator_shows_the_live_price_of_the_default_configuration(client, gpu):
+    page = client.get(f"/fr/gpus/{gpu.slug}/configure/").content.decode()
+    # One GPU, PyTorch, 7 days at 72.00 a day.
+    assert "504,00 EUR" in page or "504.00 EUR" in page
+    assert 'hx-get="/fr/gpus/h100-sxm/configure/"' in page
+
+
+def test_htmx_quote_returns_only_the_price_fragment(client, gpu):
+    response = client.get(
+        f"/en/gpus/{gpu.slug}/configure/",
+        {"environment": "pytorch", "quantity": 2, "term": 30},
+        HTTP_HX_REQUEST="true",
+    )
+    body = response.content.decode()
+    assert "<html" not in body
+    assert "3600.00 EUR" in body  # 60.00 x 30 days x 2
+
+
+def test_anonymous_visitor_configures_signs_up_and_comes_back_to_the_same_configuration(
+    client, gpu
+):
+    configuration = {"environment": "pytorch", "quantity": "2", "term": "7"}
+    response = client.post(f"/fr/gpus/{gpu.slug}/configure/", configuration)
+    assert response.status_code == 302
+    signup_url = response["Location"]
+    assert signup_url.startswith("/fr/accounts/signup/")
+    back = parse_qs(urlparse(signup_url).query)["next"][0]
+    assert not Order.objects.exists()
+
+    signup = client.post(
+        signup_url,
+        {
+            "first_name": "Ada",
+            "last_name": "Lovelace",
+            "email": "ada@example.com",
+            "password1": PASSWORD,
+            "password2": PASSWORD,
+            "next": back,
+        },
+    )
+    assert signup.status_code == 302
+    assert signup["Location"] == back
+
+    page = client.get(back).content.decode()
+    assert re.search(r'value="pytorch"[^>]*checked', page)
+    assert 'value="2"' in page
+    assert re.search(r'value="7"[^>]*checked', page)
+
+    confirm = client.post(back.split("?")[0], configuration)
+    order = Order.objects.get()
+    assert confirm["Location"] == f"/fr/account/orders/{order.number}/"
+    assert order.user == User.objects.get(email="ada@example.com")
+    assert (order.quantity, order.term_days, order.total) == (2, 7, Decimal("1008.00"))
+
+    detail = client.get(confirm["Location"]).content.decode()
+    assert order.number in detail
+    assert "1008,00 EUR" in detail or "1008.00 EUR" in detail
+    assert 'class="timeline"' in detail
+    assert 'data-status="awaiting_payment"' in detail
+
+
+def test_a_logged_in_customer_orders_and_gets_a_readable_number(client, customer, gpu):
+    client.force_login(customer)
+    response = client.post(
+        f"/en/gpus/{gpu.slug}/configure/", {"environment": "pytorch", "quantity": 1, "term": 3}
+    )
+    order = Order.objects.get()
+    assert response["Location"] == f"/en/account/orders/{order.number}/"
+    assert re.fullmatch(r"LG-[A-HJ-NP-Z2-9]{4}-[A-HJ-NP-Z2-9]{4}", order.number)
+    event = order.events.get()
+    assert (event.old_status, event.new_status, event.actor) == ("", "awaiting_payment", "customer")
+
+
+def test_order_numbers_are_not_sequential(customer, gpu, pytorch):
+    from orders.services import order_create
+
+    numbers = [
+        order_create(user=customer, gpu=gpu, environment=pytorch, quantity=1, term_days=3).number
+        for _ in range(4)
+    ]
+    assert len(set(numbers)) == 4
+    assert sorted(numbers) != numbers or sorted(numbers, reverse=True) != numbers
+
+
+def test_custom_environment_keeps_its_description(client, customer, gpu, custom_env):
+    client.force_login(customer)
+    client.post(
+        f"/en/gpus/{gpu.slug}/configure/",
+        {
+            "environment": "custom",
+            "environment_details": "nvcr.io/nvidia/pytorch:24.05-py3 + flash-attn 2.5",
+            "quantity": 1,
+            "term": 7,
+        },
+    )
+    assert Order.objects.get().environment_details.startswith("nvcr.io/nvidia/pytorch")
+
+
+@pytest.mark.parametrize(
+    ("data", "field", "message"),
+    [
+        ({"quantity": 0}, "quantity", "1"),
+        ({"quantity": -1}, "quantity", "1"),
+        ({"quantity": 10**9}, "quantity", "64"),
+        ({"quantity": 9}, "quantity", "8 available"),
+        ({"quantity": "two"}, "quantity", "whole number"),
+        ({"term": 5}, "term", "5"),
+        ({"environment": "tensorflow"}, "environment", "valid choice"),
+        ({"environment": "custom", "environment_details": "  "}, "environment_details", "Describe"),
+        (
+            {"environment": "custom", "environment_details": "x" * 100_000},
+            "environment_details",
+            "4000",
+        ),
+    ],
+)
+def test_bad_configuration_is_explained_and_nothing_is_stored(
+    client, customer, gpu, data, field, message
+):
+    client.force_login(customer)
+    payload = {"environment": "pytorch", "quantity": 1, "term": 7, **data}
+    response = client.post(f"/en/gpus/{gpu.slug}/configure/", payload)
+    assert response.status_code == 200
+    errors = response.context["form"].errors
+    assert field in errors, errors
+    assert message in " ".join(errors[field]), errors[field]
+    assert not Order.objects.exists()
+
+
+def test_unknown_or_inactive_gpu_has_no_configurator(client, customer, gpu):
+    client.force_login(customer)
+    assert client.get("/fr/gpus/gtx-480/configure/").status_code == 404
+    assert client.post("/fr/gpus/gtx-480/configure/", {"quantity": 1}).status_code == 404
+    gpu.is_active = False
+    gpu.save()
+    assert client.get(f"/fr/gpus/{gpu.slug}/configure/").status_code == 404
+    assert not Order.objects.exists()
+
+
+def test_order_received_email_is_in_the_customers_language(
+    client, customer, gpu, eager_celery, django_capture_on_commit_callbacks
+):
+    customer.language = "en"
+    customer.save()
+    client.force_login(customer)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(
+            f"/fr/gpus/{gpu.slug}/configure/", {"environment": "pytorch", "quantity": 1, "term": 7}
+        )
+    order = Order.objects.get()
+    assert len(mail.outbox) == 1
+    assert mail.outbox[0].subject == f"Order {order.number} received"
+    assert f"/en/account/orders/{order.number}/" in mail.outbox[0].body
+    assert OrderEvent.objects.get().dispatched_at is not None
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["/fr/gpus/h100-sxm/configure/", "/fr/account/", "/fr/accounts/signup/"],
+)
+def test_forms_are_csrf_protected(customer, gpu, url):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(customer)
+    response = client.post(url, {"environment": "pytorch", "quantity": 1, "term": 7})
+    assert response.status_code == 403
+    assert not Order.objects.exists()

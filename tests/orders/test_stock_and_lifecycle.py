@@ -1,0 +1,169 @@
+import threading
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.core import mail
+from django.core.management import call_command
+from django.db import connection
+from django.utils import timezone
+
+from catalog.models import TERMS, Environment, GpuModel
+from catalog.selectors import gpu_available_units
+from orders.models import Order, OrderEvent, OrderStatus
+from orders.services import (
+    OrderError,
+    order_create,
+    orders_complete,
+    orders_expire,
+    orders_warn_ending,
+    quote_build,
+)
+from orders.transitions import TransitionNotAllowed, order_transition
+from tests.factories import GpuModelFactory, OrderFactory, UserFactory
+
+S = OrderStatus
+
+
+@pytest.mark.django_db
+def test_total_is_daily_rate_times_days_times_quantity_for_every_gpu_and_term():
+    call_command("seed_catalog", verbosity=0)
+    pytorch = Environment.objects.get(slug="pytorch")
+    gpus = list(GpuModel.objects.prefetch_related("prices"))
+    assert len(gpus) == 7
+    for gpu in gpus:
+        rates = {price.term_days: price.daily_rate for price in gpu.prices.all()}
+        assert set(rates) == set(TERMS)
+        for days in TERMS:
+            for quantity in (1, 2, 3):
+                quote = quote_build(gpu=gpu, environment=pytorch, quantity=quantity, term_days=days)
+                assert isinstance(quote.total, Decimal)
+                assert quote.total == rates[days] * days * quantity
+                assert quote.total == quote.total.quantize(Decimal("0.01"))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_last_units_are_never_sold_twice_when_twenty_buyers_race():
+    gpu = GpuModelFactory(units_total=5)
+    pytorch = Environment.objects.create(slug="pytorch", name="PyTorch", description="-")
+    OrderFactory(gpu=gpu, quantity=2, status=S.PAID)  # 3 units left
+    buyers = [UserFactory() for _ in range(20)]
+    start = threading.Barrier(20)
+    outcomes: list[str] = []
+    lock = threading.Lock()
+
+    def buy(user):
+        try:
+            start.wait()
+            order_create(user=user, gpu=gpu, environment=pytorch, quantity=1, term_days=7)
+            result = "ordered"
+        except OrderError as error:
+            result = error.code
+        finally:
+            connection.close()
+        with lock:
+            outcomes.append(result)
+
+    threads = [threading.Thread(target=buy, args=(user,)) for user in buyers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert outcomes.count("ordered") == 3
+    assert outcomes.count("not_enough_units") == 17
+    assert Order.objects.filter(status=S.AWAITING_PAYMENT).count() == 3
+    assert gpu_available_units(gpu=gpu) == 0
+
+
+@pytest.mark.django_db
+def test_refusal_says_how_many_units_are_left(customer):
+    gpu = GpuModelFactory(units_total=2)
+    pytorch = Environment.objects.create(slug="pytorch", name="PyTorch", description="-")
+    with pytest.raises(OrderError) as refusal:
+        order_create(user=customer, gpu=gpu, environment=pytorch, quantity=3, term_days=7)
+    assert "Not enough units: 2 available" in refusal.value.message
+    assert not Order.objects.exists()
+
+
+@pytest.mark.django_db
+def test_expiry_releases_the_units_and_leaves_an_event():
+    gpu = GpuModelFactory(units_total=2)
+    order = OrderFactory(gpu=gpu, quantity=2)
+    assert gpu_available_units(gpu=gpu) == 0
+    Order.objects.filter(pk=order.pk).update(payment_deadline=timezone.now() - timedelta(seconds=1))
+    # Past its deadline the order no longer holds units, even before the beat task runs.
+    assert gpu_available_units(gpu=gpu) == 2
+    assert orders_expire() == 1
+    order.refresh_from_db()
+    assert order.status == S.EXPIRED
+    event = order.events.get(kind=OrderEvent.Kind.STATUS)
+    assert (event.old_status, event.new_status, event.actor) == (
+        S.AWAITING_PAYMENT,
+        S.EXPIRED,
+        "system",
+    )
+    assert orders_expire() == 0
+
+
+@pytest.mark.django_db
+def test_a_rental_completes_at_the_end_of_its_term_with_a_notice_the_day_before(
+    eager_celery, django_capture_on_commit_callbacks
+):
+    now = timezone.now()
+    order = OrderFactory(
+        status=S.ACTIVE, activated_at=now - timedelta(days=7), ends_at=now + timedelta(hours=3)
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        assert orders_complete(now=now) == 0
+        assert orders_warn_ending(now=now) == 1
+        assert orders_warn_ending(now=now) == 0
+    assert [m.subject for m in mail.outbox] == [
+        f"La commande {order.number} se termine dans moins de 24 heures"
+    ]
+    with django_capture_on_commit_callbacks(execute=True):
+        assert orders_complete(now=now + timedelta(hours=3)) == 1
+    order.refresh_from_db()
+    assert order.status == S.COMPLETED
+    assert order.events.filter(new_status=S.COMPLETED, actor="system").count() == 1
+    assert len(mail.outbox) == 2
+
+
+@pytest.mark.django_db
+def test_a_transition_outside_the_table_raises_and_changes_nothing():
+    order = OrderFactory()
+    with pytest.raises(TransitionNotAllowed):
+        order_transition(order=order, to=S.ACTIVE, actor="system")
+    order.refresh_from_db()
+    assert order.status == S.AWAITING_PAYMENT
+    assert not order.events.exists()
+
+
+@pytest.mark.django_db
+def test_a_stale_copy_cannot_apply_a_transition_twice():
+    order = OrderFactory()
+    first, second = Order.objects.get(pk=order.pk), Order.objects.get(pk=order.pk)
+    assert order_transition(order=first, to=S.EXPIRED, actor="system") is True
+    assert order_transition(order=second, to=S.EXPIRED, actor="system") is False
+    assert order.events.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_workers_applying_the_same_transition_leave_one_event():
+    order = OrderFactory()
+    start = threading.Barrier(2)
+    results = []
+
+    def expire():
+        copy = Order.objects.get(pk=order.pk)
+        start.wait()
+        results.append(order_transition(order=copy, to=S.EXPIRED, actor="system"))
+        connection.close()
+
+    threads = [threading.Thread(target=expire) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(results) == [False, True]
+    assert OrderEvent.objects.filter(order=order, new_status=S.EXPIRED).count() == 1
