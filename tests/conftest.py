@@ -4,6 +4,8 @@ from django.core.cache import cache
 from tests.factories import UserFactory
 from tests.services import unreachable
 
+pytest_plugins = ["tests.anvil"]
+
 
 def pytest_sessionstart(session):
     problems = unreachable()

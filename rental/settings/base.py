@@ -162,6 +162,33 @@ STORAGES = {
 EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="GPU Rental <noreply@gpu-rental.test>")
 
+# --- Crypto payments (payments/) ------------------------------------------------
+# Watch-only extended public key (account level, m/44'/60'/0') for deposit addresses on real
+# chains. Devnet chains use the public test key instead (payments/derivation.py).
+PAYMENTS_XPUB = env("PAYMENTS_XPUB", default="")
+# First derivation index: the devnet's funded default accounts sit at indices 0-9 of the
+# test key, so deposit addresses start well above them.
+PAYMENTS_DERIVATION_START = env.int("PAYMENTS_DERIVATION_START", default=1000)
+PAYMENTS_DEVNET_RPC_URL = env("PAYMENTS_DEVNET_RPC_URL", default="http://127.0.0.1:8545")
+# A rate older than this refuses new invoices in its asset.
+PAYMENTS_RATE_MAX_AGE = timedelta(minutes=env.int("PAYMENTS_RATE_MAX_AGE_MINUTES", default=10))
+# Payments arriving after the deadline are still watched (and credited if stock allows).
+PAYMENTS_MONITOR_PERIOD = timedelta(hours=env.int("PAYMENTS_MONITOR_HOURS", default=24))
+# Shortfall accepted as full payment, as a fraction of the amount due (0.001 = 0.1 %).
+PAYMENTS_UNDERPAYMENT_TOLERANCE = env.str("PAYMENTS_UNDERPAYMENT_TOLERANCE", default="0")
+PAYMENTS_SCAN_INTERVAL_SECONDS = env.float("PAYMENTS_SCAN_INTERVAL_SECONDS", default=3.0)
+# One scan task stops after this long and leaves the rest to the next beat.
+PAYMENTS_SCAN_TIME_BUDGET_SECONDS = 20.0
+PAYMENTS_MAX_BLOCK_RANGE = env.int("PAYMENTS_MAX_BLOCK_RANGE", default=500)
+# Scanned block hashes kept for reorg walk-back; deeper reorgs need a manual rescan.
+PAYMENTS_REORG_HISTORY_BLOCKS = 256
+PAYMENTS_RPC_TIMEOUT_SECONDS = 10.0
+# Retries after HTTP 429 / 5xx, with exponential back-off starting at this delay.
+PAYMENTS_RPC_RETRIES = 3
+PAYMENTS_RPC_BACKOFF_SECONDS = 0.5
+# Two "I've paid" presses closer than this make one claim.
+PAYMENTS_CLAIM_DEDUPE_WINDOW = timedelta(minutes=2)
+
 # --- Celery --------------------------------------------------------------------
 # Without CELERY_BROKER_URL the broker is kombu's filesystem transport under var/,
 # so `make run` needs no server.
@@ -191,6 +218,13 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "orders-expire-unpaid": {"task": "orders.tasks.orders_expire_task", "schedule": 30.0},
     "orders-complete-ended": {"task": "orders.tasks.orders_complete_task", "schedule": 60.0},
     "orders-warn-ending": {"task": "orders.tasks.orders_warn_ending_task", "schedule": 300.0},
+    # Fans out one scan per active chain; a late copy is useless, so it expires.
+    "payments-scan-chains": {
+        "task": "payments.tasks.chains_scan_task",
+        "schedule": PAYMENTS_SCAN_INTERVAL_SECONDS,
+        "options": {"expires": PAYMENTS_SCAN_INTERVAL_SECONDS * 2},
+    },
+    "payments-devnet-rates": {"task": "payments.tasks.devnet_rates_refresh_task", "schedule": 60.0},
 }
 
 # --- Store -----------------------------------------------------------------------

@@ -1,0 +1,127 @@
+"""The local anvil devnet: deploy the test token, register the chain, pay like a customer.
+
+Used by `setup_devnet`, `simulate_payment`, the test suite and the benchmark. Anvil's default
+accounts are unlocked, so transactions are sent with eth_sendTransaction: no key here.
+"""
+
+import json
+from decimal import Decimal
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from web3 import Web3
+
+from payments.models import Asset, Chain, ScanCursor
+from payments.services import chain_cursor_start, rate_record
+
+ARTIFACT = Path(settings.BASE_DIR) / "contracts" / "build" / "TestUSDC.json"
+DEVNET_CHAIN_ID = 31337
+ETH_SLUG, USDC_SLUG = "eth-devnet", "usdc-devnet"
+# Fixed devnet prices in the store currency.
+DEVNET_RATES = {ETH_SLUG: Decimal("3000"), USDC_SLUG: Decimal("0.92")}
+
+
+def artifact() -> dict:
+    return json.loads(ARTIFACT.read_text())
+
+
+def web3_for(url: str) -> Web3:
+    return Web3(Web3.HTTPProvider(url, request_kwargs={"timeout": 10}))
+
+
+def token_deploy(w3: Web3, *, deployer: str | None = None) -> str:
+    """Deploy a TestUSDC; returns its lower-case address."""
+    compiled = artifact()
+    contract = w3.eth.contract(abi=compiled["abi"], bytecode=compiled["bytecode"])
+    tx = contract.constructor().transact({"from": deployer or w3.eth.accounts[0]})
+    receipt = w3.eth.wait_for_transaction_receipt(tx, timeout=30)
+    return receipt["contractAddress"].lower()
+
+
+def token(w3: Web3, address: str):
+    return w3.eth.contract(address=Web3.to_checksum_address(address), abi=artifact()["abi"])
+
+
+def token_mint(w3: Web3, *, token_address: str, to: str, amount: int) -> str:
+    tx = (
+        token(w3, token_address)
+        .functions.mint(Web3.to_checksum_address(to), amount)
+        .transact({"from": w3.eth.accounts[0]})
+    )
+    w3.eth.wait_for_transaction_receipt(tx, timeout=30)
+    return Web3.to_hex(tx)
+
+
+def token_transfer(w3: Web3, *, token_address: str, sender: str, to: str, amount: int) -> str:
+    tx = (
+        token(w3, token_address)
+        .functions.transfer(Web3.to_checksum_address(to), amount)
+        .transact({"from": Web3.to_checksum_address(sender)})
+    )
+    return Web3.to_hex(tx)
+
+
+def native_transfer(w3: Web3, *, sender: str, to: str, amount: int, **extra) -> str:
+    tx = w3.eth.send_transaction(
+        {
+            "from": Web3.to_checksum_address(sender),
+            "to": Web3.to_checksum_address(to),
+            "value": amount,
+            **extra,
+        }
+    )
+    return Web3.to_hex(tx)
+
+
+def devnet_register(*, rpc_url: str, token_address: str, confirmations: int = 3) -> Chain:
+    """Chain 31337 with ETH and the test USDC, fresh rates, and a cursor at the head."""
+    w3 = web3_for(rpc_url)
+    with transaction.atomic():
+        chain, _created = Chain.objects.update_or_create(
+            chain_id=DEVNET_CHAIN_ID,
+            defaults={
+                "name": "Anvil devnet",
+                "rpc_url_env": "",
+                "default_rpc_url": rpc_url,
+                "confirmations": confirmations,
+                "block_time_seconds": Decimal("2"),
+                "is_devnet": True,
+                "is_active": True,
+            },
+        )
+        Asset.objects.update_or_create(
+            slug=ETH_SLUG,
+            defaults={
+                "chain": chain,
+                "kind": Asset.Kind.NATIVE,
+                "symbol": "ETH",
+                "name": "Ether (devnet)",
+                "contract_address": "",
+                "decimals": 18,
+            },
+        )
+        Asset.objects.update_or_create(
+            slug=USDC_SLUG,
+            defaults={
+                "chain": chain,
+                "kind": Asset.Kind.ERC20,
+                "symbol": "USDC",
+                "name": "Test USD Coin (devnet)",
+                "contract_address": token_address.lower(),
+                "decimals": 6,
+            },
+        )
+        for slug, value in DEVNET_RATES.items():
+            rate_record(
+                asset=Asset.objects.get(slug=slug),
+                rate=value,
+                currency=settings.STORE_CURRENCY,
+                source="devnet fixed price",
+            )
+        if not ScanCursor.objects.filter(chain=chain).exists():
+            head = w3.eth.get_block("latest")
+            chain_cursor_start(
+                chain=chain, block_number=head["number"], block_hash=Web3.to_hex(head["hash"])
+            )
+    return chain

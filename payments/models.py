@@ -1,0 +1,304 @@
+"""Crypto payments: chains, assets, rates, invoices and the transfers the watcher saw."""
+
+import os
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from orders.models import Order
+
+# uint256 amounts overflow bigint: base units live in NUMERIC(78, 0).
+BASE_UNITS = {"max_digits": 78, "decimal_places": 0}
+# Native coin transfers have no log index; this sentinel keeps them in the same unique key.
+NATIVE_LOG_INDEX = -1
+
+
+class Chain(models.Model):
+    chain_id = models.PositiveBigIntegerField(_("chain id"), unique=True)
+    name = models.CharField(_("name"), max_length=60)
+    rpc_url_env = models.CharField(
+        _("RPC URL variable"),
+        max_length=80,
+        blank=True,
+        help_text=_("Name of the environment variable holding the RPC URL (it may hold a key)."),
+    )
+    default_rpc_url = models.CharField(
+        _("default RPC URL"),
+        max_length=200,
+        blank=True,
+        help_text=_("Used when the variable is unset; meant for the local devnet only."),
+    )
+    confirmations = models.PositiveSmallIntegerField(_("confirmations required"), default=12)
+    block_time_seconds = models.DecimalField(
+        _("block time (s)"), max_digits=6, decimal_places=2, default=Decimal("12")
+    )
+    explorer_tx_url = models.CharField(
+        _("explorer link template"),
+        max_length=200,
+        blank=True,
+        help_text=_("With {tx}, e.g. https://etherscan.io/tx/{tx}"),
+    )
+    is_devnet = models.BooleanField(
+        _("test network"),
+        default=False,
+        help_text=_("Deposit addresses come from the public test key: never real money."),
+    )
+    is_active = models.BooleanField(_("active"), default=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = _("chain")
+        verbose_name_plural = _("chains")
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.chain_id})"
+
+    @property
+    def rpc_url(self) -> str:
+        if self.rpc_url_env and os.environ.get(self.rpc_url_env):
+            return os.environ[self.rpc_url_env]
+        return self.default_rpc_url
+
+    def explorer_link(self, tx_hash: str) -> str:
+        return self.explorer_tx_url.replace("{tx}", tx_hash) if self.explorer_tx_url else ""
+
+
+class Asset(models.Model):
+    class Kind(models.TextChoices):
+        NATIVE = "native", _("Native coin")
+        ERC20 = "erc20", _("ERC-20 token")
+
+    slug = models.SlugField(_("id"), max_length=40, unique=True, help_text="usdc-ethereum")
+    chain = models.ForeignKey(Chain, on_delete=models.PROTECT, related_name="assets")
+    kind = models.CharField(_("kind"), max_length=8, choices=Kind.choices)
+    symbol = models.CharField(_("symbol"), max_length=12)
+    name = models.CharField(_("name"), max_length=60)
+    # Lower-case hex; blank for the native coin.
+    contract_address = models.CharField(_("token contract"), max_length=42, blank=True)
+    decimals = models.PositiveSmallIntegerField(_("decimals"))
+    is_active = models.BooleanField(_("offered at checkout"), default=True)
+
+    class Meta:
+        ordering = ["chain", "symbol"]
+        verbose_name = _("asset")
+        verbose_name_plural = _("assets")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["chain", "contract_address"],
+                condition=Q(kind="erc20"),
+                name="one_asset_per_token_contract",
+            ),
+            models.UniqueConstraint(
+                fields=["chain"], condition=Q(kind="native"), name="one_native_asset_per_chain"
+            ),
+            models.CheckConstraint(
+                condition=(Q(kind="native", contract_address="") | ~Q(kind="native"))
+                & (~Q(kind="erc20") | ~Q(contract_address="")),
+                name="token_contract_only_for_erc20",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.symbol} · {self.chain.name}"
+
+    @property
+    def is_native(self) -> bool:
+        return self.kind == self.Kind.NATIVE
+
+
+class Rate(models.Model):
+    """What one whole unit of an asset is worth in the store currency, at a time."""
+
+    asset = models.ForeignKey(Asset, on_delete=models.CASCADE, related_name="rates")
+    currency = models.CharField(_("currency"), max_length=3)
+    rate = models.DecimalField(_("rate"), max_digits=24, decimal_places=8)
+    source = models.CharField(_("source"), max_length=60)
+    fetched_at = models.DateTimeField(_("time"), default=timezone.now)
+
+    class Meta:
+        ordering = ["-fetched_at"]
+        get_latest_by = "fetched_at"
+        verbose_name = _("rate")
+        verbose_name_plural = _("rates")
+        indexes = [models.Index(fields=["asset", "currency", "-fetched_at"])]
+        constraints = [models.CheckConstraint(condition=Q(rate__gt=0), name="rate_positive")]
+
+    def __str__(self) -> str:
+        return f"1 {self.asset.symbol} = {self.rate} {self.currency}"
+
+
+class Invoice(models.Model):
+    class Status(models.TextChoices):
+        OPEN = "open", _("Open")
+        PAID = "paid", _("Paid")
+        # Replaced by an invoice in another asset, or settled by other means.
+        CLOSED = "closed", _("Closed")
+
+    FLAGS = ("underpaid", "overpaid", "paid_late", "wrong_asset", "multiple", "marked", "review")
+
+    order = models.ForeignKey(Order, on_delete=models.PROTECT, related_name="invoices")
+    asset = models.ForeignKey(Asset, on_delete=models.PROTECT, related_name="invoices")
+    status = models.CharField(_("status"), max_length=8, choices=Status.choices, default="open")
+    deposit_address = models.CharField(_("deposit address"), max_length=42, unique=True)
+    derivation_index = models.PositiveIntegerField(_("derivation index"), unique=True)
+    amount_due = models.DecimalField(_("amount due (base units)"), **BASE_UNITS)
+    rate = models.ForeignKey(Rate, on_delete=models.PROTECT, related_name="+")
+    locked_rate = models.DecimalField(_("locked rate"), max_digits=24, decimal_places=8)
+    fiat_amount = models.DecimalField(_("order total"), max_digits=12, decimal_places=2)
+    currency = models.CharField(_("currency"), max_length=3)
+    created_at = models.DateTimeField(_("created"), default=timezone.now)
+    expires_at = models.DateTimeField(_("pay before"))
+    monitor_until = models.DateTimeField(_("watched until"))
+    # Confirmed, and seen but not yet confirmed, counted transfers (base units).
+    amount_received = models.DecimalField(_("received"), default=0, **BASE_UNITS)
+    amount_pending = models.DecimalField(_("pending"), default=0, **BASE_UNITS)
+    closed_at = models.DateTimeField(_("closed"), null=True, blank=True)
+    underpaid = models.BooleanField(_("underpaid"), default=False)
+    overpaid = models.BooleanField(_("overpaid (refund owed)"), default=False)
+    paid_late = models.BooleanField(_("paid late"), default=False)
+    wrong_asset = models.BooleanField(_("wrong asset"), default=False)
+    multiple = models.BooleanField(_("several transfers"), default=False)
+    marked = models.BooleanField(_("marked paid by staff"), default=False)
+    review = models.BooleanField(_("needs staff review"), default=False)
+    marked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    marked_reason = models.TextField(_("reason"), blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = _("invoice")
+        verbose_name_plural = _("invoices")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["order"], condition=Q(status="open"), name="one_open_invoice_per_order"
+            ),
+        ]
+        indexes = [models.Index(fields=["status", "monitor_until"])]
+
+    def __str__(self) -> str:
+        return f"{self.order.number} · {self.asset.symbol}"
+
+    @property
+    def refund_owed(self) -> Decimal:
+        return max(self.amount_received - self.amount_due, Decimal(0))
+
+    @property
+    def amount_left(self) -> Decimal:
+        return max(self.amount_due - self.amount_received - self.amount_pending, Decimal(0))
+
+    @property
+    def flags(self) -> list[str]:
+        return [flag for flag in self.FLAGS if getattr(self, flag)]
+
+
+class Transfer(models.Model):
+    class Status(models.TextChoices):
+        SEEN = "seen", _("Seen")
+        CONFIRMED = "confirmed", _("Confirmed")
+        ORPHANED = "orphaned", _("Orphaned")
+
+    class Disposition(models.TextChoices):
+        # What the transfer means for its invoice, decided once when it is recorded.
+        CREDIT = "credit", _("Counts toward the invoice")
+        WRONG_ASSET = "wrong_asset", _("Wrong asset")
+        CLOSED_INVOICE = "closed_invoice", _("Invoice closed")
+        UNMONITORED = "unmonitored", _("After the watch period")
+
+    chain = models.ForeignKey(Chain, on_delete=models.PROTECT, related_name="transfers")
+    tx_hash = models.CharField(_("transaction"), max_length=66)
+    log_index = models.IntegerField(_("log index"))
+    block_number = models.PositiveBigIntegerField(_("block"))
+    block_hash = models.CharField(_("block hash"), max_length=66)
+    block_time = models.DateTimeField(_("block time"))
+    from_address = models.CharField(_("from"), max_length=42)
+    to_address = models.CharField(_("to"), max_length=42, db_index=True)
+    asset = models.ForeignKey(Asset, on_delete=models.PROTECT, related_name="transfers")
+    amount = models.DecimalField(_("amount (base units)"), **BASE_UNITS)
+    invoice = models.ForeignKey(
+        Invoice, on_delete=models.PROTECT, null=True, blank=True, related_name="transfers"
+    )
+    disposition = models.CharField(
+        _("disposition"), max_length=16, choices=Disposition.choices, default="credit"
+    )
+    status = models.CharField(_("status"), max_length=10, choices=Status.choices, default="seen")
+    seen_at = models.DateTimeField(_("seen"), default=timezone.now)
+    confirmed_at = models.DateTimeField(_("confirmed"), null=True, blank=True)
+
+    class Meta:
+        ordering = ["block_number", "log_index"]
+        verbose_name = _("transfer")
+        verbose_name_plural = _("transfers")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["chain", "tx_hash", "log_index"], name="transfer_recorded_once"
+            ),
+        ]
+        indexes = [models.Index(fields=["chain", "status", "block_number"])]
+
+    def __str__(self) -> str:
+        return f"{self.tx_hash}:{self.log_index}"
+
+    @property
+    def is_native(self) -> bool:
+        return self.log_index == NATIVE_LOG_INDEX
+
+
+class ScanCursor(models.Model):
+    """The last block of a chain whose transfers are all recorded, and its hash."""
+
+    chain = models.OneToOneField(Chain, on_delete=models.CASCADE, related_name="cursor")
+    block_number = models.PositiveBigIntegerField(_("block"))
+    block_hash = models.CharField(_("block hash"), max_length=66)
+    # Adapts to what the RPC accepts: halved on "range too large", grown back on success.
+    block_range = models.PositiveIntegerField(_("blocks per request"), default=100)
+    head_block = models.PositiveBigIntegerField(_("chain head"), null=True, blank=True)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+    last_error = models.TextField(_("last error"), blank=True)
+
+    class Meta:
+        verbose_name = _("scan cursor")
+        verbose_name_plural = _("scan cursors")
+
+    def __str__(self) -> str:
+        return f"{self.chain.name} @ {self.block_number}"
+
+
+class ScannedBlock(models.Model):
+    """Recent scanned block hashes: where a reorg walks back to find the common ancestor."""
+
+    chain = models.ForeignKey(Chain, on_delete=models.CASCADE, related_name="+")
+    number = models.PositiveBigIntegerField()
+    hash = models.CharField(max_length=66)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["chain", "number"], name="one_hash_per_height"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.number} {self.hash}"
+
+
+class PaymentClaim(models.Model):
+    """The customer pressed "I've paid"."""
+
+    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="payment_claims")
+    invoice = models.ForeignKey(
+        Invoice, on_delete=models.CASCADE, related_name="claims", null=True, blank=True
+    )
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    tx_hash = models.CharField(_("transaction"), max_length=66, blank=True)
+    created_at = models.DateTimeField(_("time"), default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = _("payment claim")
+        verbose_name_plural = _("payment claims")
+
+    def __str__(self) -> str:
+        return f"{self.order.number} @ {self.created_at:%Y-%m-%d %H:%M}"

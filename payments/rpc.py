@@ -1,0 +1,312 @@
+"""A thin Ethereum JSON-RPC client: every answer is validated by a pydantic model.
+
+It counts its calls (`RpcClient.calls`, and `call_counter` for every client of the process)
+so tests and the benchmark can check that a scan's cost does not grow with open invoices.
+"""
+
+import re
+import threading
+import time
+from collections import Counter
+from typing import Annotated, Any
+
+import requests
+from django.conf import settings
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+# keccak("Transfer(address,address,uint256)")
+TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
+# Process-wide count of JSON-RPC method calls, by method.
+call_counter: Counter[str] = Counter()
+_counter_lock = threading.Lock()
+
+_RANGE_LIMIT = re.compile(
+    r"block range|range (is )?too (large|big|wide)|limit exceeded|too many (results|logs|blocks)"
+    r"|query returned more than|response size|exceeds? (the )?(max|limit)",
+    re.IGNORECASE,
+)
+
+
+class RpcError(Exception):
+    def __init__(self, message: str, *, code: int | None = None):
+        super().__init__(message)
+        self.code = code
+
+
+class RpcUnavailable(RpcError):
+    """The node did not answer usefully (connection refused, timeout, 5xx) after retries."""
+
+
+class RateLimited(RpcUnavailable):
+    """HTTP 429 (or its JSON-RPC twin) kept coming after the back-off retries."""
+
+
+class RangeTooLarge(RpcError):
+    """The node refuses this many blocks (or results) in one eth_getLogs."""
+
+
+class InvalidAnswer(RpcError):
+    """The answer does not have the shape the protocol promises."""
+
+
+def _quantity(value: Any) -> int:
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.startswith("0x"):
+        return int(value, 16)
+    raise ValueError(f"not a hex quantity: {value!r}")
+
+
+def _hex_of_length(length: int):
+    pattern = re.compile(rf"^0x[0-9a-fA-F]{{{length}}}$")
+
+    def check(value: Any) -> str:
+        if not isinstance(value, str) or not pattern.match(value):
+            raise ValueError(f"expected 0x and {length} hex digits, got {value!r}")
+        return value.lower()
+
+    return check
+
+
+def _hex_data(value: Any) -> str:
+    if not isinstance(value, str) or not re.match(r"^0x[0-9a-fA-F]*$", value):
+        raise ValueError(f"not hex data: {value!r}")
+    return value.lower()
+
+
+Quantity = Annotated[int, BeforeValidator(_quantity)]
+Address = Annotated[str, BeforeValidator(_hex_of_length(40))]
+Hash32 = Annotated[str, BeforeValidator(_hex_of_length(64))]
+HexData = Annotated[str, BeforeValidator(_hex_data)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="ignore", frozen=True)
+
+
+class Log(_Model):
+    address: Address
+    topics: list[Hash32]
+    data: HexData
+    block_number: Quantity = Field(alias="blockNumber")
+    block_hash: Hash32 = Field(alias="blockHash")
+    transaction_hash: Hash32 = Field(alias="transactionHash")
+    log_index: Quantity = Field(alias="logIndex")
+    removed: bool = False
+
+
+class Transaction(_Model):
+    hash: Hash32
+    from_address: Address = Field(alias="from")
+    to: Address | None = None
+    value: Quantity
+
+
+class Block(_Model):
+    number: Quantity
+    hash: Hash32
+    parent_hash: Hash32 = Field(alias="parentHash")
+    timestamp: Quantity
+    # Full transaction objects or bare hashes, depending on the request.
+    transactions: list[Transaction] | list[Hash32] = []
+
+
+class Receipt(_Model):
+    transaction_hash: Hash32 = Field(alias="transactionHash")
+    block_number: Quantity = Field(alias="blockNumber")
+    block_hash: Hash32 = Field(alias="blockHash")
+    status: Quantity
+    from_address: Address = Field(alias="from")
+    to: Address | None = None
+    logs: list[Log]
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == 1
+
+
+def _validate(model: type[_Model], value: Any, method: str):
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        raise InvalidAnswer(f"{method}: unexpected answer ({exc.error_count()} errors)") from exc
+
+
+class RpcClient:
+    def __init__(
+        self,
+        url: str,
+        *,
+        timeout: float | None = None,
+        retries: int | None = None,
+        backoff: float | None = None,
+    ):
+        self.url = url
+        self.timeout = timeout or settings.PAYMENTS_RPC_TIMEOUT_SECONDS
+        self.retries = settings.PAYMENTS_RPC_RETRIES if retries is None else retries
+        self.backoff = settings.PAYMENTS_RPC_BACKOFF_SECONDS if backoff is None else backoff
+        self.session = requests.Session()
+        self.calls: Counter[str] = Counter()
+        self._ids = 0
+
+    # --- transport ------------------------------------------------------------------------
+    def _count(self, method: str) -> None:
+        self.calls[method] += 1
+        with _counter_lock:
+            call_counter[method] += 1
+
+    def _post(self, payload: Any, label: str) -> Any:
+        delay = self.backoff
+        for attempt in range(self.retries + 1):
+            last_try = attempt == self.retries
+            try:
+                response = self.session.post(self.url, json=payload, timeout=self.timeout)
+            except requests.RequestException as exc:
+                if last_try:
+                    raise RpcUnavailable(f"{label}: {type(exc).__name__}") from exc
+            else:
+                if response.status_code == 429:
+                    if last_try:
+                        raise RateLimited(f"{label}: rate limited (HTTP 429)", code=429)
+                    delay = max(delay, _retry_after(response))
+                elif response.status_code == 413:
+                    raise RangeTooLarge(f"{label}: request too large (HTTP 413)", code=413)
+                elif response.status_code >= 500 and not _is_json(response):
+                    if last_try:
+                        raise RpcUnavailable(f"{label}: HTTP {response.status_code}")
+                else:
+                    try:
+                        return response.json()
+                    except ValueError as exc:
+                        raise InvalidAnswer(f"{label}: answer is not JSON") from exc
+            time.sleep(delay)
+            delay *= 2
+        raise AssertionError("unreachable")
+
+    def _envelope(self, method: str, params: list) -> dict:
+        self._ids += 1
+        return {"jsonrpc": "2.0", "id": self._ids, "method": method, "params": params}
+
+    @staticmethod
+    def _result(answer: Any, method: str) -> Any:
+        if not isinstance(answer, dict):
+            raise InvalidAnswer(f"{method}: answer is not a JSON-RPC object")
+        error = answer.get("error")
+        if error is not None:
+            code = error.get("code") if isinstance(error, dict) else None
+            message = str(error.get("message", error) if isinstance(error, dict) else error)
+            if code == -32005 or _RANGE_LIMIT.search(message):
+                if "rate" in message.lower() and "limit" in message.lower():
+                    raise RateLimited(f"{method}: {message}", code=code)
+                raise RangeTooLarge(f"{method}: {message}", code=code)
+            raise RpcError(f"{method}: {message}", code=code)
+        if "result" not in answer:
+            raise InvalidAnswer(f"{method}: answer has no result")
+        return answer["result"]
+
+    def request(self, method: str, params: list | None = None) -> Any:
+        self._count(method)
+        return self._result(self._post(self._envelope(method, params or []), method), method)
+
+    def batch(self, method: str, params_list: list[list]) -> list[Any]:
+        """The same method with several parameter lists in one HTTP request (JSON-RPC batch)."""
+        if not params_list:
+            return []
+        for _ in params_list:
+            self._count(method)
+        envelopes = [self._envelope(method, params) for params in params_list]
+        answers = self._post(envelopes, method)
+        if not isinstance(answers, list):
+            # Some nodes answer a refused batch with one error object.
+            self._result(answers, method)
+            raise InvalidAnswer(f"{method}: batch answer is not a list")
+        by_id = {answer.get("id"): answer for answer in answers if isinstance(answer, dict)}
+        return [self._result(by_id.get(envelope["id"]), method) for envelope in envelopes]
+
+    # --- methods ----------------------------------------------------------------------------
+    def chain_id(self) -> int:
+        return _quantity(self.request("eth_chainId"))
+
+    def block_number(self) -> int:
+        try:
+            return _quantity(self.request("eth_blockNumber"))
+        except ValueError as exc:
+            raise InvalidAnswer("eth_blockNumber: not a quantity") from exc
+
+    def block(self, number: int, *, full: bool = False) -> Block | None:
+        raw = self.request("eth_getBlockByNumber", [hex(number), full])
+        return None if raw is None else _validate(Block, raw, "eth_getBlockByNumber")
+
+    def blocks(self, numbers: list[int], *, full: bool = False, chunk: int = 50) -> list[Block]:
+        """Blocks by number, batched; raises InvalidAnswer if one is missing (chain shrank)."""
+        blocks: list[Block] = []
+        for start in range(0, len(numbers), chunk):
+            part = numbers[start : start + chunk]
+            raws = self.batch("eth_getBlockByNumber", [[hex(n), full] for n in part])
+            for number, raw in zip(part, raws, strict=True):
+                if raw is None:
+                    raise InvalidAnswer(f"eth_getBlockByNumber: block {number} is missing")
+                blocks.append(_validate(Block, raw, "eth_getBlockByNumber"))
+        return blocks
+
+    def transfer_logs(self, *, from_block: int, to_block: int, tokens: list[str]) -> list[Log]:
+        """ERC-20 Transfer logs of these token contracts, one call whatever the invoices."""
+        raw = self.request(
+            "eth_getLogs",
+            [
+                {
+                    "fromBlock": hex(from_block),
+                    "toBlock": hex(to_block),
+                    "address": tokens,
+                    "topics": [TRANSFER_TOPIC],
+                }
+            ],
+        )
+        if not isinstance(raw, list):
+            raise InvalidAnswer("eth_getLogs: answer is not a list")
+        return [_validate(Log, item, "eth_getLogs") for item in raw]
+
+    def receipt(self, tx_hash: str) -> Receipt | None:
+        raw = self.request("eth_getTransactionReceipt", [tx_hash])
+        return None if raw is None else _validate(Receipt, raw, "eth_getTransactionReceipt")
+
+    def receipts(self, tx_hashes: list[str]) -> list[Receipt]:
+        raws = self.batch("eth_getTransactionReceipt", [[tx] for tx in tx_hashes])
+        receipts = []
+        for tx_hash, raw in zip(tx_hashes, raws, strict=True):
+            if raw is None:
+                raise InvalidAnswer(f"eth_getTransactionReceipt: no receipt for {tx_hash}")
+            receipts.append(_validate(Receipt, raw, "eth_getTransactionReceipt"))
+        return receipts
+
+    def balance(self, address: str) -> int:
+        return _quantity(self.request("eth_getBalance", [address, "latest"]))
+
+    def token_balance(self, *, token: str, owner: str) -> int:
+        # balanceOf(address) selector, then the owner left-padded to 32 bytes.
+        data = "0x70a08231" + owner.lower().removeprefix("0x").rjust(64, "0")
+        raw = self.request("eth_call", [{"to": token, "data": data}, "latest"])
+        return int(_hex_data(raw), 16) if raw not in ("0x", None) else 0
+
+    def code(self, address: str) -> str:
+        return _hex_data(self.request("eth_getCode", [address, "latest"]))
+
+
+def _retry_after(response: requests.Response) -> float:
+    try:
+        return min(float(response.headers.get("Retry-After", 0)), 30.0)
+    except ValueError:
+        return 0.0
+
+
+def _is_json(response: requests.Response) -> bool:
+    return "json" in response.headers.get("Content-Type", "")
+
+
+def decode_transfer_log(log: Log) -> tuple[str, str, int] | None:
+    """(from, to, amount) of a standard Transfer log; None for anything else (e.g. ERC-721)."""
+    if len(log.topics) != 3 or log.topics[0] != TRANSFER_TOPIC or len(log.data) != 66:
+        return None
+    from_address = "0x" + log.topics[1][-40:]
+    to_address = "0x" + log.topics[2][-40:]
+    return from_address, to_address, int(log.data, 16)

@@ -1,0 +1,412 @@
+"""The chain watcher: scan blocks from the cursor, record transfers, follow confirmations.
+
+One scan at a time per chain (an advisory lock), RPC calls first and writes after (no RPC
+while a row is locked), and a cursor that only moves in the same transaction as the
+transfers of the blocks it passes.
+"""
+
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection, transaction
+
+from payments.models import NATIVE_LOG_INDEX, Asset, Chain, ScanCursor, ScannedBlock, Transfer
+from payments.rpc import Block, RangeTooLarge, RpcClient, RpcError, decode_transfer_log
+from payments.settlement import (
+    ObservedTransfer,
+    invoice_settle,
+    transfer_confirm,
+    transfer_orphan,
+    transfers_record,
+)
+
+logger = logging.getLogger(__name__)
+# Advisory lock keys: this namespace in the high 32 bits, the chain's pk in the low ones.
+LOCK_NAMESPACE = 0x5041_5953  # "PAYS"
+
+
+class ChainMoved(Exception):
+    """The chain changed between two calls of one scan step: the step is retried later."""
+
+
+class CursorMoved(Exception):
+    """Another scan moved the cursor first: this one's writes are rolled back."""
+
+
+@dataclass
+class ScanReport:
+    chain_id: int
+    skipped: bool = False
+    head: int | None = None
+    scanned_from: int | None = None
+    scanned_to: int | None = None
+    transfers: int = 0
+    reorg_to: int | None = None
+    error: str = ""
+    invoices: set[int] = field(default_factory=set)
+
+    @property
+    def blocks(self) -> int:
+        if self.scanned_from is None or self.scanned_to is None:
+            return 0
+        return self.scanned_to - self.scanned_from + 1
+
+
+def client_for(chain: Chain) -> RpcClient:
+    return RpcClient(chain.rpc_url)
+
+
+@contextmanager
+def chain_scan_lock(chain: Chain) -> Iterator[bool]:
+    """True if this process now holds the chain's scan lock; never waits."""
+    if connection.vendor == "postgresql":
+        key = (LOCK_NAMESPACE << 32) | chain.pk
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_lock(%s)", [key])
+            acquired = cursor.fetchone()[0]
+        try:
+            yield acquired
+        finally:
+            if acquired:
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT pg_advisory_unlock(%s)", [key])
+        return
+    # SQLite (make run): the cache is the lock; the conditional cursor update still guards.
+    key = f"payments:scan-lock:{chain.pk}"
+    acquired = cache.add(key, 1, timeout=int(settings.PAYMENTS_SCAN_TIME_BUDGET_SECONDS) + 60)
+    try:
+        yield acquired
+    finally:
+        if acquired:
+            cache.delete(key)
+
+
+def cursor_for(*, chain: Chain, client: RpcClient) -> ScanCursor:
+    """The chain's cursor; a chain never scanned starts at the current head."""
+    cursor = ScanCursor.objects.filter(chain=chain).first()
+    if cursor is not None:
+        return cursor
+    head = client.block(client.block_number())
+    cursor, _created = ScanCursor.objects.get_or_create(
+        chain=chain,
+        defaults={
+            "block_number": head.number,
+            "block_hash": head.hash,
+            "block_range": settings.PAYMENTS_MAX_BLOCK_RANGE,
+        },
+    )
+    return cursor
+
+
+def chain_scan(*, chain: Chain, client: RpcClient | None = None) -> ScanReport:
+    """Scan `chain` from its cursor toward the head within the time budget, then settle."""
+    report = ScanReport(chain_id=chain.chain_id)
+    with chain_scan_lock(chain) as acquired:
+        if not acquired:
+            report.skipped = True
+            return report
+        client = client or client_for(chain)
+        try:
+            _scan(chain=chain, client=client, report=report)
+        except RpcError as exc:
+            report.error = str(exc)[:500]
+            logger.warning("scan of chain %s stopped: %s", chain.chain_id, exc)
+        ScanCursor.objects.filter(chain=chain).update(last_error=report.error)
+    return report
+
+
+def _scan(*, chain: Chain, client: RpcClient, report: ScanReport) -> None:
+    deadline = time.monotonic() + settings.PAYMENTS_SCAN_TIME_BUDGET_SECONDS
+    cursor = cursor_for(chain=chain, client=client)
+    head = client.block_number()
+    report.head = head
+    ScanCursor.objects.filter(pk=cursor.pk).update(head_block=head)
+    assets = list(Asset.objects.filter(chain=chain))
+    _reorg_check(chain=chain, cursor=cursor, client=client, report=report)
+    while cursor.block_number < head and time.monotonic() < deadline:
+        start = cursor.block_number + 1
+        end = min(head, cursor.block_number + max(cursor.block_range, 1))
+        try:
+            _scan_range(
+                chain=chain, cursor=cursor, client=client, assets=assets, start=start, end=end
+            )
+        except RangeTooLarge:
+            if end == start:
+                raise
+            cursor.block_range = max(1, (end - start + 1) // 2)
+            ScanCursor.objects.filter(pk=cursor.pk).update(block_range=cursor.block_range)
+            continue
+        except (ChainMoved, CursorMoved):
+            cursor.refresh_from_db()
+            _reorg_check(chain=chain, cursor=cursor, client=client, report=report)
+            continue
+        report.scanned_from = report.scanned_from or start
+        report.scanned_to = end
+    _confirmations_update(chain=chain, client=client, head=head, report=report)
+
+
+def _scan_range(
+    *,
+    chain: Chain,
+    cursor: ScanCursor,
+    client: RpcClient,
+    assets: list[Asset],
+    start: int,
+    end: int,
+) -> None:
+    tokens = {a.contract_address: a for a in assets if a.kind == Asset.Kind.ERC20}
+    native = next((a for a in assets if a.kind == Asset.Kind.NATIVE), None)
+    logs = client.transfer_logs(from_block=start, to_block=end, tokens=sorted(tokens))
+    blocks = client.blocks(list(range(start, end + 1)), full=native is not None)
+    by_number = {block.number: block for block in blocks}
+    _check_linked(blocks, parent_hash=cursor.block_hash)
+
+    observed: list[ObservedTransfer] = []
+    for log in logs:
+        block = by_number.get(log.block_number)
+        if log.removed or block is None:
+            continue
+        if block.hash != log.block_hash:
+            raise ChainMoved(f"block {log.block_number} changed during the scan")
+        decoded = decode_transfer_log(log)
+        if decoded is None or log.address not in tokens:
+            continue
+        from_address, to_address, amount = decoded
+        observed.append(
+            _observed(
+                block,
+                log.transaction_hash,
+                log.log_index,
+                from_address,
+                to_address,
+                tokens[log.address],
+                amount,
+            )
+        )
+    if native is not None:
+        observed += _native_transfers(client=client, blocks=blocks, native=native)
+
+    last = blocks[-1]
+    with transaction.atomic():
+        moved = ScanCursor.objects.filter(
+            pk=cursor.pk, block_number=cursor.block_number, block_hash=cursor.block_hash
+        ).update(
+            block_number=last.number,
+            block_hash=last.hash,
+            block_range=min(cursor.block_range * 2, settings.PAYMENTS_MAX_BLOCK_RANGE),
+        )
+        if not moved:
+            raise CursorMoved
+        ScannedBlock.objects.filter(chain=chain, number__gte=start).delete()
+        ScannedBlock.objects.bulk_create(
+            ScannedBlock(chain=chain, number=b.number, hash=b.hash) for b in blocks
+        )
+        ScannedBlock.objects.filter(
+            chain=chain, number__lt=last.number - settings.PAYMENTS_REORG_HISTORY_BLOCKS
+        ).delete()
+        for invoice_id in sorted(transfers_record(chain=chain, observed=observed)):
+            invoice_settle(invoice_id=invoice_id)
+    cursor.block_number, cursor.block_hash = last.number, last.hash
+    cursor.block_range = min(cursor.block_range * 2, settings.PAYMENTS_MAX_BLOCK_RANGE)
+
+
+def _check_linked(blocks: list[Block], *, parent_hash: str) -> None:
+    for block in blocks:
+        if block.parent_hash != parent_hash:
+            raise ChainMoved(f"block {block.number} does not follow the scanned chain")
+        parent_hash = block.hash
+
+
+def _observed(block: Block, tx_hash, log_index, from_address, to_address, asset, amount):
+    return ObservedTransfer(
+        tx_hash=tx_hash,
+        log_index=log_index,
+        block_number=block.number,
+        block_hash=block.hash,
+        block_time=datetime.fromtimestamp(block.timestamp, tz=UTC),
+        from_address=from_address,
+        to_address=to_address,
+        asset=asset,
+        amount=amount,
+    )
+
+
+def _native_transfers(
+    *, client: RpcClient, blocks: list[Block], native: Asset
+) -> list[ObservedTransfer]:
+    from payments.models import Invoice
+
+    candidates = [
+        (block, tx)
+        for block in blocks
+        for tx in block.transactions
+        if not isinstance(tx, str) and tx.to is not None and tx.value > 0
+    ]
+    if not candidates:
+        return []
+    ours = set(
+        Invoice.objects.filter(
+            deposit_address__in={tx.to for _block, tx in candidates}
+        ).values_list("deposit_address", flat=True)
+    )
+    matched = [(block, tx) for block, tx in candidates if tx.to in ours]
+    if not matched:
+        return []
+    # A reverted transaction moved no value, even though the block lists it.
+    receipts = client.receipts([tx.hash for _block, tx in matched])
+    return [
+        _observed(block, tx.hash, NATIVE_LOG_INDEX, tx.from_address, tx.to, native, tx.value)
+        for (block, tx), receipt in zip(matched, receipts, strict=True)
+        if receipt.succeeded and receipt.block_hash == block.hash
+    ]
+
+
+def _canonical_hashes(client: RpcClient, numbers: list[int]) -> dict[int, str | None]:
+    hashes: dict[int, str | None] = {}
+    for start in range(0, len(numbers), 50):
+        part = numbers[start : start + 50]
+        raws = client.batch("eth_getBlockByNumber", [[hex(n), False] for n in part])
+        for number, raw in zip(part, raws, strict=True):
+            hashes[number] = None if raw is None else Block.model_validate(raw).hash
+    return hashes
+
+
+def _reorg_check(*, chain: Chain, cursor: ScanCursor, client: RpcClient, report: ScanReport):
+    """If the cursor's block left the canonical chain, walk back to the common ancestor."""
+    if _canonical_hashes(client, [cursor.block_number])[cursor.block_number] == cursor.block_hash:
+        return
+    history = list(
+        ScannedBlock.objects.filter(chain=chain, number__lt=cursor.block_number)
+        .order_by("-number")
+        .values_list("number", "hash")
+    )
+    ancestor = None
+    for start in range(0, len(history), 50):
+        part = history[start : start + 50]
+        canonical = _canonical_hashes(client, [number for number, _hash in part])
+        ancestor = next(((n, h) for n, h in part if canonical[n] == h), None)
+        if ancestor is not None:
+            break
+    if ancestor is None:
+        # Deeper than the history kept: restart below it and let the rescan sort it out.
+        number = max(0, cursor.block_number - settings.PAYMENTS_REORG_HISTORY_BLOCKS)
+        ancestor = (number, _canonical_hashes(client, [number])[number])
+        logger.error("chain %s: reorg deeper than the kept history", chain.chain_id)
+    number, block_hash = ancestor
+    suspects = list(
+        Transfer.objects.filter(chain=chain, block_number__gt=number)
+        .exclude(status=Transfer.Status.ORPHANED)
+        .select_related("asset", "invoice")
+    )
+    canonical = _canonical_hashes(client, sorted({t.block_number for t in suspects}))
+    with transaction.atomic():
+        if not ScanCursor.objects.filter(
+            pk=cursor.pk, block_number=cursor.block_number, block_hash=cursor.block_hash
+        ).update(block_number=number, block_hash=block_hash):
+            raise CursorMoved
+        ScannedBlock.objects.filter(chain=chain, number__gt=number).delete()
+        touched = set()
+        for transfer in suspects:
+            if canonical[transfer.block_number] != transfer.block_hash and transfer_orphan(
+                transfer=transfer
+            ):
+                touched.add(transfer.invoice_id)
+        for invoice_id in sorted(i for i in touched if i):
+            invoice_settle(invoice_id=invoice_id)
+    logger.warning("chain %s: reorg, cursor back to %s", chain.chain_id, number)
+    cursor.block_number, cursor.block_hash = number, block_hash
+    report.reorg_to = number
+    report.invoices |= touched
+
+
+def _confirmations_update(*, chain: Chain, client: RpcClient, head: int, report: ScanReport):
+    """Seen transfers deep enough, and still in the canonical chain, become confirmed."""
+    deepest = head - max(chain.confirmations, 1) + 1
+    pending = list(
+        Transfer.objects.filter(chain=chain, status=Transfer.Status.SEEN, block_number__lte=deepest)
+        .select_related("asset", "invoice")
+        .order_by("block_number", "log_index")
+    )
+    if not pending:
+        return
+    canonical = _canonical_hashes(client, sorted({t.block_number for t in pending}))
+    by_invoice: dict[int | None, list[Transfer]] = defaultdict(list)
+    for transfer in pending:
+        by_invoice[transfer.invoice_id].append(transfer)
+    for invoice_id, transfers in by_invoice.items():
+        with transaction.atomic():
+            for transfer in transfers:
+                if canonical[transfer.block_number] == transfer.block_hash:
+                    transfer_confirm(transfer=transfer)
+                else:
+                    transfer_orphan(transfer=transfer)
+            if invoice_id:
+                invoice_settle(invoice_id=invoice_id)
+                report.invoices.add(invoice_id)
+
+
+def invoice_check(*, invoice_id: int, tx_hash: str = "") -> dict:
+    """The immediate check behind "I've paid": the given transaction, then the balance.
+
+    A transfer found in the receipt is recorded at once (the scan will find it recorded);
+    a balance above what we know of means transfers the scan has not reached: scan now.
+    """
+    from payments.models import Invoice
+
+    invoice = Invoice.objects.select_related("asset__chain").get(pk=invoice_id)
+    chain = invoice.asset.chain
+    client = client_for(chain)
+    observed = _receipt_transfers(client=client, chain=chain, tx_hash=tx_hash) if tx_hash else []
+    asset = invoice.asset
+    if asset.is_native:
+        balance = client.balance(invoice.deposit_address)
+    else:
+        balance = client.token_balance(token=asset.contract_address, owner=invoice.deposit_address)
+    with transaction.atomic():
+        touched = transfers_record(chain=chain, observed=observed)
+        for touched_id in sorted(touched):
+            invoice_settle(invoice_id=touched_id)
+    known = sum(
+        t.amount
+        for t in Transfer.objects.filter(invoice=invoice, asset=asset).exclude(status="orphaned")
+    )
+    behind = balance > known
+    if behind:
+        from payments.tasks import chain_scan_task
+
+        chain_scan_task.delay(chain.pk)
+    return {"recorded": len(observed), "balance": str(balance), "scan_queued": behind}
+
+
+def _receipt_transfers(*, client: RpcClient, chain: Chain, tx_hash: str) -> list[ObservedTransfer]:
+    receipt = client.receipt(tx_hash)
+    if receipt is None or not receipt.succeeded:
+        return []
+    block = client.block(receipt.block_number, full=True)
+    if block is None or block.hash != receipt.block_hash:
+        return []
+    assets = list(Asset.objects.filter(chain=chain))
+    tokens = {a.contract_address: a for a in assets if a.kind == Asset.Kind.ERC20}
+    native = next((a for a in assets if a.kind == Asset.Kind.NATIVE), None)
+    observed = []
+    for log in receipt.logs:
+        decoded = decode_transfer_log(log)
+        if decoded and log.address in tokens and not log.removed:
+            observed.append(
+                _observed(
+                    block, tx_hash, log.log_index, *decoded[:2], tokens[log.address], decoded[2]
+                )
+            )
+    tx = next((t for t in block.transactions if not isinstance(t, str) and t.hash == tx_hash), None)
+    if native is not None and tx is not None and tx.to and tx.value > 0:
+        observed.append(
+            _observed(block, tx_hash, NATIVE_LOG_INDEX, tx.from_address, tx.to, native, tx.value)
+        )
+    return observed

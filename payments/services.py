@@ -1,0 +1,224 @@
+"""Writes on payments: invoices, "I've paid" claims, staff settlement, rates."""
+
+import re
+from decimal import ROUND_CEILING, Decimal, localcontext
+from functools import partial
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from accounts.models import User
+from orders.models import Order, OrderEvent, OrderStatus
+from orders.transitions import order_event_record, order_transition
+from payments.derivation import deposit_address, xpub_for
+from payments.models import Asset, Chain, Invoice, PaymentClaim, Rate, ScanCursor
+from payments.selectors import rate_current, rate_is_stale
+
+Actor = OrderEvent.Actor
+TX_HASH = re.compile(r"^0x[0-9a-fA-F]{64}$")
+
+
+class PaymentError(Exception):
+    """A payment request the store refuses, with a message for the customer."""
+
+    def __init__(self, message, *, code: str = "invalid"):
+        super().__init__(str(message))
+        self.message, self.code = message, code
+
+
+def amount_in_base_units(*, total: Decimal, rate: Decimal, decimals: int) -> int:
+    """`total` (store currency) in the asset's base units at `rate`, rounded up."""
+    with localcontext() as context:
+        context.prec = 100
+        units = (total * (Decimal(10) ** decimals) / rate).to_integral_value(ROUND_CEILING)
+    return int(units)
+
+
+def _next_derivation_index() -> int:
+    highest = Invoice.objects.aggregate(highest=Max("derivation_index"))["highest"]
+    start = settings.PAYMENTS_DERIVATION_START
+    return start if highest is None or highest < start else highest + 1
+
+
+def invoice_issue(*, order: Order, asset: Asset, now=None) -> Invoice:
+    """The open invoice of `order` in `asset`; replaces an open one in another asset.
+
+    Raises PaymentError when the order cannot be paid now or the asset's rate is stale.
+    """
+    now = now or timezone.now()
+    if order.status != OrderStatus.AWAITING_PAYMENT or order.payment_deadline <= now:
+        raise PaymentError(_("This order is no longer awaiting payment."), code="not_payable")
+    if not (asset.is_active and asset.chain.is_active):
+        raise PaymentError(_("This currency is not offered."), code="asset")
+    rate = rate_current(asset=asset, currency=order.currency)
+    if rate is None or rate_is_stale(rate=rate, now=now):
+        raise PaymentError(
+            _(
+                "We have no recent %(symbol)s price, so we cannot quote an amount right now. "
+                "Choose another currency or try again in a few minutes."
+            )
+            % {"symbol": asset.symbol},
+            code="stale_rate",
+        )
+    xpub = xpub_for(is_devnet=asset.chain.is_devnet)
+    amount_due = amount_in_base_units(total=order.total, rate=rate.rate, decimals=asset.decimals)
+
+    with transaction.atomic():
+        # One issuer at a time per order: the open-invoice check below stays true.
+        Order.objects.select_for_update().only("pk").get(pk=order.pk)
+        current = Invoice.objects.filter(order=order, status=Invoice.Status.OPEN).first()
+        if current is not None:
+            if current.asset_id == asset.pk:
+                return current
+            if current.transfers.exists():
+                raise PaymentError(
+                    _("A payment already reached the current address: it cannot be changed."),
+                    code="payment_received",
+                )
+            current.status, current.closed_at = Invoice.Status.CLOSED, now
+            current.save(update_fields=["status", "closed_at"])
+        for _attempt in range(5):
+            index = _next_derivation_index()
+            try:
+                with transaction.atomic():
+                    return Invoice.objects.create(
+                        order=order,
+                        asset=asset,
+                        deposit_address=deposit_address(xpub=xpub, index=index),
+                        derivation_index=index,
+                        amount_due=amount_due,
+                        rate=rate,
+                        locked_rate=rate.rate,
+                        fiat_amount=order.total,
+                        currency=order.currency,
+                        created_at=now,
+                        expires_at=order.payment_deadline,
+                        monitor_until=order.payment_deadline + settings.PAYMENTS_MONITOR_PERIOD,
+                    )
+            except IntegrityError:
+                # Another invoice took this index meanwhile: take the next one.
+                continue
+    raise PaymentError(_("Please try again."), code="busy")
+
+
+def tx_hash_clean(value: str) -> str:
+    value = (value or "").strip()
+    if value and not TX_HASH.match(value):
+        raise PaymentError(
+            _("A transaction hash is 0x followed by 64 hexadecimal characters (0-9, a-f)."),
+            code="tx_hash",
+        )
+    return value.lower()
+
+
+def payment_claim_record(*, order: Order, user: User, tx_hash: str = "", now=None) -> PaymentClaim:
+    """The customer says they paid: a timeline event and an immediate check, never a credit.
+
+    Presses closer than PAYMENTS_CLAIM_DEDUPE_WINDOW make one claim (and one event), unless
+    the later one brings a transaction hash the first did not have.
+    """
+    from payments.tasks import invoice_check_task
+
+    tx_hash = tx_hash_clean(tx_hash)
+    now = now or timezone.now()
+    with transaction.atomic():
+        order = Order.objects.select_for_update().get(pk=order.pk)
+        invoice = order.invoices.filter(status=Invoice.Status.OPEN).first() or (
+            order.invoices.order_by("-created_at").first()
+        )
+        recent = (
+            PaymentClaim.objects.filter(
+                order=order, created_at__gte=now - settings.PAYMENTS_CLAIM_DEDUPE_WINDOW
+            )
+            .order_by("-created_at")
+            .first()
+        )
+        if recent is not None and (not tx_hash or tx_hash == recent.tx_hash):
+            return recent
+        if recent is not None and not recent.tx_hash:
+            recent.tx_hash = tx_hash
+            recent.save(update_fields=["tx_hash"])
+            claim = recent
+        else:
+            claim = PaymentClaim.objects.create(
+                order=order, invoice=invoice, user=user, tx_hash=tx_hash, created_at=now
+            )
+        order_event_record(
+            order=order,
+            kind=OrderEvent.Kind.PAYMENT_CLAIMED,
+            actor=Actor.CUSTOMER,
+            actor_user=user,
+            data={"tx_hash": tx_hash} if tx_hash else {},
+        )
+        if invoice is not None:
+            transaction.on_commit(partial(invoice_check_task.delay, invoice.pk, tx_hash))
+    return claim
+
+
+def invoice_mark_paid(*, invoice: Invoice, staff_user: User, reason: str) -> bool:
+    """Staff settle an invoice by hand (paid off-chain, below tolerance...), with a reason."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise PaymentError(_("Give the reason for marking this order paid."), code="reason")
+    with transaction.atomic():
+        invoice = Invoice.objects.select_for_update().get(pk=invoice.pk)
+        order = Order.objects.select_for_update().get(pk=invoice.order_id)
+        steps = {
+            OrderStatus.AWAITING_PAYMENT: [OrderStatus.CONFIRMING, OrderStatus.PAID],
+            OrderStatus.EXPIRED: [OrderStatus.CONFIRMING, OrderStatus.PAID],
+            OrderStatus.CONFIRMING: [OrderStatus.PAID],
+        }.get(order.status)
+        if steps is None:
+            raise PaymentError(
+                _("Only an unpaid order can be marked paid (this one is %(status)s).")
+                % {"status": order.get_status_display()},
+                code="not_payable",
+            )
+        data = {"invoice": invoice.pk, "marked": True}
+        for step in steps:
+            if not order_transition(
+                order=order,
+                to=step,
+                actor=Actor.STAFF,
+                actor_user=staff_user,
+                reason=reason,
+                data=data,
+            ):
+                return False
+        invoice.marked, invoice.marked_by, invoice.marked_reason = True, staff_user, reason
+        if invoice.status == Invoice.Status.OPEN:
+            invoice.status = Invoice.Status.PAID
+        invoice.save(update_fields=["marked", "marked_by", "marked_reason", "status"])
+    return True
+
+
+def rate_record(*, asset: Asset, rate: Decimal, currency: str, source: str, now=None) -> Rate:
+    return Rate.objects.create(
+        asset=asset, rate=rate, currency=currency, source=source, fetched_at=now or timezone.now()
+    )
+
+
+def devnet_rates_refresh(*, now=None) -> int:
+    """Devnet assets have fixed prices: re-stamp them so they never go stale."""
+    now = now or timezone.now()
+    refreshed = 0
+    for asset in Asset.objects.filter(chain__is_devnet=True, chain__is_active=True):
+        latest = rate_current(asset=asset, currency=settings.STORE_CURRENCY)
+        if latest is not None and now - latest.fetched_at > settings.PAYMENTS_RATE_MAX_AGE / 2:
+            rate_record(
+                asset=asset, rate=latest.rate, currency=latest.currency, source=latest.source
+            )
+            refreshed += 1
+    return refreshed
+
+
+def chain_cursor_start(*, chain: Chain, block_number: int, block_hash: str) -> ScanCursor:
+    """Start watching `chain` from this block (the next scan begins just after it)."""
+    cursor, _created = ScanCursor.objects.update_or_create(
+        chain=chain,
+        defaults={"block_number": block_number, "block_hash": block_hash.lower()},
+    )
+    return cursor

@@ -1,0 +1,280 @@
+"""From transfers to order statuses: recording what the chain shows and settling invoices.
+
+Everything here runs inside the caller's transaction and never calls the RPC: the scanner
+fetches first, then writes.
+"""
+
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from catalog.models import GpuModel
+from catalog.selectors import gpu_available_units
+from orders.models import Order, OrderEvent, OrderStatus
+from orders.transitions import order_event_record, order_transition
+from payments.models import Asset, Chain, Invoice, Transfer
+
+Actor = OrderEvent.Actor
+Kind = OrderEvent.Kind
+Disposition = Transfer.Disposition
+
+
+@dataclass(frozen=True)
+class ObservedTransfer:
+    """A transfer read from the chain, before it is matched to an invoice."""
+
+    tx_hash: str
+    log_index: int
+    block_number: int
+    block_hash: str
+    block_time: datetime
+    from_address: str
+    to_address: str
+    asset: Asset
+    amount: int
+
+
+def _disposition(*, invoice: Invoice, observed: ObservedTransfer) -> str:
+    if observed.asset.pk != invoice.asset_id:
+        return Disposition.WRONG_ASSET
+    if invoice.status == Invoice.Status.CLOSED:
+        return Disposition.CLOSED_INVOICE
+    if observed.block_time > invoice.monitor_until:
+        return Disposition.UNMONITORED
+    return Disposition.CREDIT
+
+
+def _transfer_data(transfer: Transfer) -> dict:
+    return {
+        "invoice": transfer.invoice_id,
+        "tx_hash": transfer.tx_hash,
+        "log_index": transfer.log_index,
+        "block": transfer.block_number,
+        "asset": transfer.asset.slug,
+        "amount": str(transfer.amount),
+    }
+
+
+FLAG_REASONS = {
+    Disposition.WRONG_ASSET: "a transfer in another currency than the invoice's",
+    Disposition.CLOSED_INVOICE: "a transfer to the address of a replaced invoice",
+    Disposition.UNMONITORED: "a transfer after the watch period",
+}
+
+
+def transfers_record(*, chain: Chain, observed: list[ObservedTransfer]) -> set[int]:
+    """Store the transfers to our deposit addresses, once each. Returns the invoices touched.
+
+    A transfer already recorded is skipped, unless a reorganisation had orphaned it (or moved
+    it to another block): then it is seen again.
+    """
+    addresses = {item.to_address for item in observed}
+    if not addresses:
+        return set()
+    invoices = {
+        invoice.deposit_address: invoice
+        for invoice in Invoice.objects.filter(deposit_address__in=addresses).select_related("order")
+    }
+    touched: set[int] = set()
+    for item in observed:
+        invoice = invoices.get(item.to_address)
+        if invoice is None:
+            continue
+        fields = {
+            "block_number": item.block_number,
+            "block_hash": item.block_hash,
+            "block_time": item.block_time,
+            "status": Transfer.Status.SEEN,
+        }
+        try:
+            with transaction.atomic():
+                transfer = Transfer.objects.create(
+                    chain=chain,
+                    tx_hash=item.tx_hash,
+                    log_index=item.log_index,
+                    from_address=item.from_address,
+                    to_address=item.to_address,
+                    asset=item.asset,
+                    amount=Decimal(item.amount),
+                    invoice=invoice,
+                    disposition=_disposition(invoice=invoice, observed=item),
+                    **fields,
+                )
+        except IntegrityError:
+            # Already recorded. Seen again only if it had left the canonical chain.
+            revived = (
+                Transfer.objects.filter(chain=chain, tx_hash=item.tx_hash, log_index=item.log_index)
+                .exclude(
+                    status__in=[Transfer.Status.SEEN, Transfer.Status.CONFIRMED],
+                    block_hash=item.block_hash,
+                )
+                .update(**fields, confirmed_at=None)
+            )
+            if not revived:
+                continue
+            transfer = Transfer.objects.select_related("asset").get(
+                chain=chain, tx_hash=item.tx_hash, log_index=item.log_index
+            )
+        _transfer_event(transfer=transfer, invoice=invoice, kind=Kind.TRANSFER_SEEN)
+        if transfer.disposition != Disposition.CREDIT:
+            _flag(
+                invoice=invoice,
+                flag="wrong_asset" if transfer.disposition == Disposition.WRONG_ASSET else "review",
+                reason=FLAG_REASONS[transfer.disposition],
+                data=_transfer_data(transfer),
+            )
+        touched.add(invoice.pk)
+    return touched
+
+
+def _transfer_event(*, transfer: Transfer, invoice: Invoice, kind: str, reason: str = "") -> None:
+    order = Order.objects.get(pk=invoice.order_id)
+    order_event_record(
+        order=order, kind=kind, actor=Actor.SYSTEM, reason=reason, data=_transfer_data(transfer)
+    )
+
+
+def _flag(*, invoice: Invoice, flag: str, reason: str, data: dict | None = None) -> None:
+    """Raise a flag on the invoice, with a timeline event the first time only."""
+    if not Invoice.objects.filter(pk=invoice.pk, **{flag: False}).update(**{flag: True}):
+        return
+    setattr(invoice, flag, True)
+    order = Order.objects.get(pk=invoice.order_id)
+    order_event_record(
+        order=order,
+        kind=Kind.PAYMENT_FLAGGED,
+        actor=Actor.SYSTEM,
+        reason=reason,
+        data={"flag": flag, "invoice": invoice.pk, **(data or {})},
+    )
+
+
+def transfer_confirm(*, transfer: Transfer) -> bool:
+    """seen -> confirmed, once. Returns False if something else changed it first."""
+    now = timezone.now()
+    if not Transfer.objects.filter(pk=transfer.pk, status=Transfer.Status.SEEN).update(
+        status=Transfer.Status.CONFIRMED, confirmed_at=now
+    ):
+        return False
+    transfer.status = Transfer.Status.CONFIRMED
+    if transfer.invoice_id and transfer.disposition == Disposition.CREDIT:
+        _transfer_event(transfer=transfer, invoice=transfer.invoice, kind=Kind.TRANSFER_CONFIRMED)
+    return True
+
+
+def transfer_orphan(*, transfer: Transfer) -> bool:
+    """The transfer's block left the canonical chain: it no longer counts."""
+    if (
+        not Transfer.objects.filter(pk=transfer.pk)
+        .exclude(status=Transfer.Status.ORPHANED)
+        .update(status=Transfer.Status.ORPHANED, confirmed_at=None)
+    ):
+        return False
+    transfer.status = Transfer.Status.ORPHANED
+    if transfer.invoice_id:
+        _transfer_event(
+            transfer=transfer,
+            invoice=transfer.invoice,
+            kind=Kind.TRANSFER_ORPHANED,
+            reason="its block was replaced by a chain reorganisation",
+        )
+    return True
+
+
+def _tolerance(amount_due: Decimal) -> Decimal:
+    fraction = Decimal(str(settings.PAYMENTS_UNDERPAYMENT_TOLERANCE))
+    return (amount_due * fraction).to_integral_value(rounding="ROUND_FLOOR")
+
+
+def invoice_settle(*, invoice_id: int) -> None:
+    """Bring the invoice's totals, flags and its order's status in line with its transfers.
+
+    Safe to call any number of times: every write is conditional, so a second call with
+    nothing new does nothing.
+    """
+    with transaction.atomic():
+        invoice = Invoice.objects.select_for_update().get(pk=invoice_id)
+        order = Order.objects.select_for_update().get(pk=invoice.order_id)
+        counted = list(
+            invoice.transfers.filter(disposition=Disposition.CREDIT).exclude(
+                status=Transfer.Status.ORPHANED
+            )
+        )
+        confirmed = sum((t.amount for t in counted if t.status == "confirmed"), Decimal(0))
+        pending = sum((t.amount for t in counted if t.status == "seen"), Decimal(0))
+        due = invoice.amount_due
+        enough = due - _tolerance(due)
+        covered = confirmed + pending >= enough
+        covered_confirmed = confirmed >= enough
+
+        invoice.amount_received, invoice.amount_pending = confirmed, pending
+        invoice.multiple = len(counted) > 1
+        invoice.save(update_fields=["amount_received", "amount_pending", "multiple"])
+        left = {"left": str(max(due - confirmed - pending, Decimal(0)))}
+        if 0 < confirmed + pending < enough:
+            _flag(invoice=invoice, flag="underpaid", reason="less than the amount due", data=left)
+        elif invoice.underpaid and covered:
+            Invoice.objects.filter(pk=invoice.pk).update(underpaid=False)
+        if confirmed > due:
+            owed = {"refund_owed": str(confirmed - due)}
+            _flag(invoice=invoice, flag="overpaid", reason="more than the amount due", data=owed)
+        if any(t.block_time > invoice.expires_at for t in counted):
+            _flag(invoice=invoice, flag="paid_late", reason="received after the deadline")
+
+        data = {"invoice": invoice.pk, "received": str(confirmed), "pending": str(pending)}
+        if covered and order.status == OrderStatus.AWAITING_PAYMENT:
+            order_transition(
+                order=order,
+                to=OrderStatus.CONFIRMING,
+                actor=Actor.SYSTEM,
+                reason="payment seen on chain",
+                data=data,
+            )
+        elif covered and order.status == OrderStatus.EXPIRED:
+            _late_payment_accept(order=order, invoice=invoice, data=data)
+        if order.status == OrderStatus.CONFIRMING:
+            if covered_confirmed:
+                if order_transition(
+                    order=order,
+                    to=OrderStatus.PAID,
+                    actor=Actor.SYSTEM,
+                    reason="payment confirmed on chain",
+                    data=data,
+                ):
+                    Invoice.objects.filter(pk=invoice.pk, status=Invoice.Status.OPEN).update(
+                        status=Invoice.Status.PAID
+                    )
+            elif not covered and not invoice.marked:
+                order_transition(
+                    order=order,
+                    to=OrderStatus.AWAITING_PAYMENT,
+                    actor=Actor.SYSTEM,
+                    reason="a transfer was removed by a chain reorganisation",
+                    data=data,
+                )
+        elif covered and order.status in (OrderStatus.CANCELLED, OrderStatus.REFUNDED):
+            _flag(invoice=invoice, flag="review", reason="payment for a closed order", data=data)
+
+
+def _late_payment_accept(*, order: Order, invoice: Invoice, data: dict) -> None:
+    """An expired order comes back only while its units are still free; else staff decide."""
+    gpu = GpuModel.objects.select_for_update().get(pk=order.gpu_id)
+    if gpu_available_units(gpu=gpu) >= order.quantity:
+        order_transition(
+            order=order,
+            to=OrderStatus.CONFIRMING,
+            actor=Actor.SYSTEM,
+            reason="late payment seen on chain while units are free",
+            data=data,
+        )
+    else:
+        _flag(
+            invoice=invoice,
+            flag="review",
+            reason="late payment but the units are no longer free",
+            data=data,
+        )

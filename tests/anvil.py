@@ -1,0 +1,166 @@
+"""pytest plugin: a real anvil chain for the payment tests.
+
+One anvil per test session on a free port, with instant mining (one block per transaction)
+so tests decide when blocks appear (`devnet.mine(n)`). The test token and a lookalike (same
+contract, same symbol, other address) are deployed once per session.
+"""
+
+import itertools
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import requests
+from web3 import Web3
+
+ROOT = Path(__file__).resolve().parent.parent
+ANVIL = ROOT / "node_modules" / ".bin" / "anvil"
+# Each test derives its deposit addresses from its own index range: the chain outlives the
+# test database, so addresses (and their balances) must not repeat between tests.
+_derivation_ranges = itertools.count(10_000, 1_000)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class Anvil:
+    url: str
+    process: subprocess.Popen
+    usdc: str = ""
+    lookalike: str = ""
+
+    @property
+    def w3(self) -> Web3:
+        return Web3(Web3.HTTPProvider(self.url, request_kwargs={"timeout": 10}))
+
+    def rpc(self, method: str, params: list | None = None):
+        answer = requests.post(
+            self.url, json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params or []}
+        ).json()
+        if "error" in answer:
+            raise RuntimeError(answer["error"])
+        return answer["result"]
+
+
+def anvil_start(*, block_time: float | None = None) -> Anvil:
+    port = free_port()
+    command = [str(ANVIL), "--host", "127.0.0.1", "--port", str(port), "--silent"]
+    if block_time:
+        command += ["--block-time", str(block_time)]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    node = Anvil(url=f"http://127.0.0.1:{port}", process=process)
+    for _ in range(200):
+        try:
+            node.rpc("eth_chainId")
+            return node
+        except requests.ConnectionError:
+            if process.poll() is not None:
+                raise RuntimeError(f"anvil exited: {process.stderr.read().decode()}") from None
+            time.sleep(0.05)
+    process.kill()
+    raise RuntimeError("anvil did not start within 10 s")
+
+
+def anvil_stop(node: Anvil) -> None:
+    node.process.terminate()
+    try:
+        node.process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        node.process.kill()
+
+
+@pytest.fixture(scope="session")
+def anvil():
+    from payments.devnet import token_deploy
+
+    node = anvil_start()
+    try:
+        w3 = node.w3
+        node.usdc = token_deploy(w3)
+        node.lookalike = token_deploy(w3)
+        yield node
+    finally:
+        anvil_stop(node)
+
+
+@pytest.fixture
+def celery_eager():
+    from rental.celery import app
+
+    saved = app.conf.task_always_eager, app.conf.task_eager_propagates
+    app.conf.task_always_eager, app.conf.task_eager_propagates = True, True
+    yield app
+    app.conf.task_always_eager, app.conf.task_eager_propagates = saved
+
+
+class Devnet:
+    """What a payment test does to the chain, in a sentence each."""
+
+    def __init__(self, node: Anvil, chain):
+        from payments.models import Asset
+
+        self.node, self.chain, self.w3 = node, chain, node.w3
+        self.usdc = Asset.objects.get(chain=chain, kind=Asset.Kind.ERC20)
+        self.eth = Asset.objects.get(chain=chain, kind=Asset.Kind.NATIVE)
+        # Account 0 deploys and mints; the others pay.
+        self.payer = self.w3.eth.accounts[1]
+
+    def mine(self, blocks: int = 1) -> None:
+        self.node.rpc("anvil_mine", [hex(blocks)])
+
+    def head(self) -> int:
+        return self.w3.eth.block_number
+
+    def automine(self, enabled: bool) -> None:
+        self.node.rpc("evm_setAutomine", [enabled])
+
+    def snapshot(self) -> str:
+        return self.node.rpc("evm_snapshot")
+
+    def revert(self, snapshot_id: str) -> None:
+        assert self.node.rpc("evm_revert", [snapshot_id])
+
+    def mint(self, amount: int, *, to: str | None = None, token: str | None = None) -> None:
+        from payments.devnet import token_mint
+
+        token_mint(
+            self.w3, token_address=token or self.node.usdc, to=to or self.payer, amount=amount
+        )
+
+    def pay_token(self, to: str, amount: int, *, token: str | None = None, mint=True) -> str:
+        from payments.devnet import token_transfer
+
+        if mint:
+            self.mint(amount, token=token)
+        return token_transfer(
+            self.w3, token_address=token or self.node.usdc, sender=self.payer, to=to, amount=amount
+        )
+
+    def pay_native(self, to: str, amount: int, **extra) -> str:
+        from payments.devnet import native_transfer
+
+        return native_transfer(self.w3, sender=self.payer, to=to, amount=amount, **extra)
+
+    def receipt(self, tx_hash: str):
+        return self.w3.eth.wait_for_transaction_receipt(tx_hash, timeout=10)
+
+    def scan(self, **kwargs):
+        from payments.scanner import chain_scan
+
+        return chain_scan(chain=self.chain, **kwargs)
+
+
+@pytest.fixture
+def devnet(db, anvil, settings, celery_eager):
+    from payments.devnet import devnet_register
+
+    settings.PAYMENTS_DERIVATION_START = next(_derivation_ranges)
+    chain = devnet_register(rpc_url=anvil.url, token_address=anvil.usdc, confirmations=3)
+    return Devnet(anvil, chain)
