@@ -29,3 +29,52 @@ class UserAdmin(DjangoUserAdmin):
             },
         ),
     ]
+
+
+# --- API keys -----------------------------------------------------------------------------
+
+from django.contrib import messages  # noqa: E402
+
+from accounts.models import ApiKey  # noqa: E402
+from accounts.services import api_key_create, api_key_revoke  # noqa: E402
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    """Staff create keys for a customer (shown once, in a message) and revoke them."""
+
+    list_display = ["name", "prefix", "user", "scope", "created_at", "last_used_at", "revoked_at"]
+    list_filter = ["scope", ("revoked_at", admin.EmptyFieldListFilter)]
+    search_fields = ["name", "prefix", "user__email"]
+    autocomplete_fields = ["user"]
+    readonly_fields = ["prefix", "created_at", "last_used_at", "revoked_at"]
+    actions = ["revoke_keys"]
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ["user", "name", "scope"]
+        return ["user", "name", "scope", *self.readonly_fields]
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return []
+        # A key's owner and scope are part of what it was given for: revoke and recreate.
+        return ["user", "scope", *self.readonly_fields]
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        created, raw_key = api_key_create(user=obj.user, name=obj.name, scope=obj.scope)
+        for field in ApiKey._meta.concrete_fields:
+            setattr(obj, field.attname, getattr(created, field.attname))
+        obj._state.adding = False
+        messages.warning(
+            request,
+            _("Copy the new key now, it is not shown again: %(key)s") % {"key": raw_key},
+        )
+
+    @admin.action(description=_("Revoke the selected keys"))
+    def revoke_keys(self, request, queryset):
+        revoked = sum(api_key_revoke(api_key=api_key) for api_key in queryset)
+        messages.success(request, _("%(count)d key(s) revoked.") % {"count": revoked})

@@ -56,3 +56,42 @@ class User(AbstractUser):
 
     def __str__(self) -> str:
         return self.email
+
+
+class ApiKey(models.Model):
+    """A partner's key to the REST API, bound to one account.
+
+    Only the SHA-256 of the key is stored: the key is shown once, when it is created. The
+    prefix stays visible so the customer can tell their keys apart.
+    """
+
+    class Scope(models.TextChoices):
+        READ_ONLY = "read_only", _("Read only")
+        FULL = "full", _("Full access")
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_keys"
+    )
+    name = models.CharField(_("name"), max_length=80)
+    scope = models.CharField(_("scope"), max_length=12, choices=Scope.choices, default=Scope.FULL)
+    prefix = models.CharField(_("prefix"), max_length=16, unique=True, editable=False)
+    key_hash = models.CharField(max_length=64, unique=True, editable=False)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    last_used_at = models.DateTimeField(_("last used"), null=True, blank=True, editable=False)
+    revoked_at = models.DateTimeField(_("revoked"), null=True, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = _("API key")
+        verbose_name_plural = _("API keys")
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+    @property
+    def can_write(self) -> bool:
+        return self.scope == self.Scope.FULL

@@ -14,3 +14,50 @@ def profile(request):
         messages.success(request, _("Your details have been saved."))
         return redirect("accounts:profile")
     return render(request, "accounts/profile.html", {"form": form})
+
+
+# --- API keys -----------------------------------------------------------------------------
+
+from django import forms  # noqa: E402
+from django.shortcuts import get_object_or_404  # noqa: E402
+from django.utils.translation import gettext_lazy  # noqa: E402
+from django.views.decorators.cache import never_cache  # noqa: E402
+from django.views.decorators.http import require_http_methods  # noqa: E402
+
+from accounts.models import ApiKey  # noqa: E402
+from accounts.services import api_key_create, api_key_revoke  # noqa: E402
+
+
+class ApiKeyForm(forms.Form):
+    name = forms.CharField(label=gettext_lazy("Name"), max_length=80, strip=True)
+    scope = forms.ChoiceField(
+        label=gettext_lazy("Access"),
+        choices=ApiKey.Scope.choices,
+        initial=ApiKey.Scope.FULL,
+        widget=forms.RadioSelect,
+    )
+
+
+@never_cache
+@login_required
+@require_http_methods(["GET", "POST"])
+def api_keys(request):
+    """List, create (the key is shown once, on this response) and revoke the account's keys."""
+    form = ApiKeyForm()
+    new_key = None
+    if request.method == "POST" and request.POST.get("action") == "revoke":
+        key_id = request.POST.get("key_id", "")
+        api_key = get_object_or_404(ApiKey, pk=key_id if key_id.isdigit() else 0, user=request.user)
+        if api_key_revoke(api_key=api_key):
+            message = _("The key %(prefix)s… is revoked.") % {"prefix": api_key.prefix}
+            messages.success(request, message)
+        return redirect("accounts:api_keys")
+    if request.method == "POST":
+        form = ApiKeyForm(request.POST)
+        if form.is_valid():
+            _api_key, new_key = api_key_create(user=request.user, **form.cleaned_data)
+            form = ApiKeyForm()
+    keys = ApiKey.objects.filter(user=request.user)
+    return render(
+        request, "accounts/api_keys.html", {"form": form, "keys": keys, "new_key": new_key}
+    )

@@ -7,6 +7,7 @@ from rental.health import healthz
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    path("api/", include("api.urls")),
 ]
 
 urlpatterns += i18n_patterns(
@@ -15,3 +16,7 @@ urlpatterns += i18n_patterns(
     path("", include("orders.urls")),
     path("", include("catalog.urls")),
 )
+
+# JSON for paths under /api/, Django's default pages everywhere else.
+handler404 = "api.errors.page_not_found"
+handler500 = "api.errors.server_error"

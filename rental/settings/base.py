@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "catalog",
     "orders",
     "payments",
+    "api",
 ]
 
 MIDDLEWARE = [
@@ -233,6 +234,51 @@ STORE_NAME = "LocaGPU"
 # Absolute links in e-mails.
 SITE_URL = env("SITE_URL", default="http://127.0.0.1:8000")
 ORDER_PAYMENT_WINDOW = timedelta(minutes=env.int("ORDER_PAYMENT_WINDOW_MINUTES", default=30))
+
+# --- Partner REST API (api/) -----------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        # First, so an anonymous request gets 401 with `WWW-Authenticate: Api-Key`.
+        "api.authentication.ApiKeyAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["api.permissions.HasApiScope"],
+    "DEFAULT_THROTTLE_CLASSES": ["api.throttling.ApiKeyRateThrottle"],
+    # Per API key (or per user for a browser session); "I've paid" has its own, tighter rate.
+    "DEFAULT_THROTTLE_RATES": {
+        "api": env("API_THROTTLE_RATE", default="600/min"),
+        "api_payment_claim": env("API_PAYMENT_CLAIM_THROTTLE_RATE", default="10/min"),
+    },
+    "DEFAULT_PARSER_CLASSES": ["api.parsers.BoundedJSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PAGINATION_CLASS": "api.pagination.ApiPagination",
+    "PAGE_SIZE": 20,
+    "DEFAULT_SCHEMA_CLASS": "api.schema.ApiAutoSchema",
+    "EXCEPTION_HANDLER": "api.errors.api_exception_handler",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "LocaGPU partner API",
+    "DESCRIPTION": (
+        "Rent GPUs for 3, 7 or 30 days and pay in crypto, from your own software. "
+        "Authenticate with `Authorization: Api-Key <key>`; create keys on your account's "
+        "API keys page. Errors are `{\"error\": {\"code\", \"message\", \"fields\"}}`."
+    ),
+    "VERSION": "1.0.0",
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SERVE_AUTHENTICATION": [],
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {"OrderStatusEnum": "orders.models.OrderStatus.choices"},
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+# Request bodies above this size get a JSON 413 before any parsing.
+API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=64 * 1024)
+# Webhook targets must be https and public; development and tests may allow http + loopback.
+API_WEBHOOK_ALLOW_LOCAL_TARGETS = env.bool("API_WEBHOOK_ALLOW_LOCAL_TARGETS", default=False)
+API_WEBHOOK_TIMEOUT_SECONDS = 5
 
 # --- Security --------------------------------------------------------------------
 SESSION_COOKIE_HTTPONLY = True

@@ -1,0 +1,68 @@
+"""Writes on accounts: API keys."""
+
+import hashlib
+import secrets
+from datetime import timedelta
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from accounts.models import ApiKey, User
+
+KEY_LABEL = "lg"
+# How stale `last_used_at` may get: one write per key per minute, not one per request.
+LAST_USED_PRECISION = timedelta(minutes=1)
+
+
+def api_key_hash(raw_key: str) -> str:
+    """The stored form of a key. The key carries 256 random bits, so a plain SHA-256 is
+    enough: there is nothing to brute-force that a slow hash would protect."""
+    return hashlib.sha256(raw_key.encode()).hexdigest()
+
+
+def _new_raw_key() -> tuple[str, str]:
+    prefix = f"{KEY_LABEL}_{secrets.token_hex(4)}"
+    return prefix, f"{prefix}_{secrets.token_urlsafe(32)}"
+
+
+def api_key_create(*, user: User, name: str, scope: str = ApiKey.Scope.FULL) -> tuple[ApiKey, str]:
+    """A new key for `user`. Returns the key row and the key itself, which is never stored."""
+    if scope not in ApiKey.Scope.values:
+        raise ValueError(f"Unknown API key scope: {scope!r}")
+    name = name.strip() or "API key"
+    for _attempt in range(5):
+        prefix, raw_key = _new_raw_key()
+        try:
+            with transaction.atomic():
+                api_key = ApiKey.objects.create(
+                    user=user,
+                    name=name[:80],
+                    scope=scope,
+                    prefix=prefix,
+                    key_hash=api_key_hash(raw_key),
+                )
+            return api_key, raw_key
+        except IntegrityError:
+            continue  # the random prefix was taken: draw another
+    raise RuntimeError("Could not draw a free API key prefix.")
+
+
+def api_key_revoke(*, api_key: ApiKey) -> bool:
+    """Revoke a key for good. Returns False if it was already revoked."""
+    now = timezone.now()
+    with transaction.atomic():
+        revoked = ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(
+            revoked_at=now
+        )
+    if revoked:
+        api_key.revoked_at = now
+    return bool(revoked)
+
+
+def api_key_touch(*, api_key: ApiKey, now=None) -> None:
+    """Record that the key was just used (at most one write per key per minute)."""
+    now = now or timezone.now()
+    if api_key.last_used_at and now - api_key.last_used_at < LAST_USED_PRECISION:
+        return
+    ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
+    api_key.last_used_at = now

@@ -1,0 +1,38 @@
+"""Reads for the API: each selector brings what its serializer needs in a fixed number of
+queries."""
+
+from django.db.models import QuerySet
+
+from accounts.models import ApiKey, User
+from accounts.services import api_key_hash
+from catalog.models import Environment, GpuModel
+from catalog.selectors import active_environments, gpus_with_availability
+from orders.models import Order
+
+
+def api_key_for_raw_key(*, raw_key: str) -> ApiKey | None:
+    return ApiKey.objects.select_related("user").filter(key_hash=api_key_hash(raw_key)).first()
+
+
+def api_gpus() -> QuerySet[GpuModel]:
+    return gpus_with_availability().filter(is_active=True).prefetch_related("prices")
+
+
+def api_environments() -> QuerySet[Environment]:
+    return active_environments()
+
+
+def api_orders_for_user(*, user: User, status: str | None = None) -> QuerySet[Order]:
+    orders = (
+        Order.objects.filter(user=user)
+        .select_related("gpu", "environment")
+        .prefetch_related("events")
+    )
+    if status:
+        orders = orders.filter(status=status)
+    return orders
+
+
+def api_order_for_user(*, user: User, number: str) -> Order | None:
+    """The user's order with that number; None for anyone else's, so it reads as a 404."""
+    return api_orders_for_user(user=user).filter(number=number).first()

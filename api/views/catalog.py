@@ -1,0 +1,117 @@
+"""Catalog reads: GPUs with live availability and prices, environments."""
+
+from django.conf import settings
+from django.http import Http404
+from drf_spectacular.utils import OpenApiExample, extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from api.selectors import api_environments, api_gpus
+from api.views.base import ApiView
+
+GPU_EXAMPLE = {
+    "slug": "h100-sxm",
+    "name": "NVIDIA H100 SXM 80 GB",
+    "architecture": "Hopper",
+    "memory_gb": 80,
+    "form_factor": "sxm",
+    "available_units": 6,
+    "currency": "EUR",
+    "prices": [
+        {"term_days": 3, "daily_rate": "79.00", "total_per_gpu": "237.00"},
+        {"term_days": 7, "daily_rate": "72.00", "total_per_gpu": "504.00"},
+        {"term_days": 30, "daily_rate": "61.00", "total_per_gpu": "1830.00"},
+    ],
+}
+
+
+class TermPriceSerializer(serializers.Serializer):
+    term_days = serializers.IntegerField(help_text="3, 7 or 30.")
+    daily_rate = serializers.DecimalField(max_digits=10, decimal_places=2)
+    total_per_gpu = serializers.DecimalField(
+        max_digits=12, decimal_places=2, help_text="Daily rate x term, for one GPU."
+    )
+
+    class Meta:
+        ref_name = "TermPrice"
+
+
+class GpuOutputSerializer(serializers.Serializer):
+    slug = serializers.SlugField()
+    name = serializers.CharField()
+    architecture = serializers.CharField()
+    memory_gb = serializers.IntegerField()
+    form_factor = serializers.CharField(help_text="`sxm` or `pcie`.")
+    available_units = serializers.IntegerField(help_text="Units free to order right now.")
+    currency = serializers.SerializerMethodField(help_text="Currency of the prices.")
+    prices = TermPriceSerializer(many=True)
+
+    class Meta:
+        ref_name = "Gpu"
+
+    def get_currency(self, gpu) -> str:
+        return settings.STORE_CURRENCY
+
+
+class GpuListApi(ApiView):
+    @extend_schema(
+        operation_id="gpus_list",
+        summary="List the GPUs on sale",
+        description=(
+            "Every GPU model on sale with its units available right now and its daily rate "
+            "for each term. Decimals are strings."
+        ),
+        responses=GpuOutputSerializer(many=True),
+        examples=[OpenApiExample("GPUs", value=GPU_EXAMPLE, response_only=True)],
+        tags=["catalog"],
+    )
+    def get(self, request):
+        return Response(GpuOutputSerializer(api_gpus(), many=True).data)
+
+
+class GpuDetailApi(ApiView):
+    @extend_schema(
+        operation_id="gpus_retrieve",
+        summary="One GPU",
+        description="A GPU model by slug (`h100-sxm`, `rtx-4090`…), with availability and prices.",
+        responses=GpuOutputSerializer,
+        examples=[OpenApiExample("H100 SXM", value=GPU_EXAMPLE, response_only=True)],
+        tags=["catalog"],
+    )
+    def get(self, request, slug: str):
+        gpu = api_gpus().filter(slug=slug).first()
+        if gpu is None:
+            raise Http404
+        return Response(GpuOutputSerializer(gpu).data)
+
+
+class EnvironmentListApi(ApiView):
+    class OutputSerializer(serializers.Serializer):
+        slug = serializers.SlugField()
+        name = serializers.CharField()
+        requires_details = serializers.BooleanField(
+            help_text="When true, orders must describe the image in `environment_details`."
+        )
+
+        class Meta:
+            ref_name = "Environment"
+
+    @extend_schema(
+        operation_id="environments_list",
+        summary="List the environments",
+        description=(
+            "What can be installed on the machines: `pytorch` (ready to use) or `custom` "
+            "(describe your image or requirements in `environment_details`)."
+        ),
+        responses=OutputSerializer(many=True),
+        examples=[
+            OpenApiExample(
+                "Environments",
+                value={"slug": "pytorch", "name": "PyTorch", "requires_details": False},
+                response_only=True,
+            )
+        ],
+        tags=["catalog"],
+    )
+    def get(self, request):
+        return Response(self.OutputSerializer(api_environments(), many=True).data)

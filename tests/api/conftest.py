@@ -1,0 +1,49 @@
+import pytest
+from rest_framework.test import APIClient
+
+from accounts.models import ApiKey
+from accounts.services import api_key_create
+from tests.factories import EnvironmentFactory, GpuModelFactory
+
+
+@pytest.fixture
+def gpu(db):
+    return GpuModelFactory(slug="h100-sxm", name="NVIDIA H100 SXM 80 GB", units_total=8)
+
+
+@pytest.fixture
+def pytorch(db):
+    return EnvironmentFactory(slug="pytorch", name="PyTorch")
+
+
+@pytest.fixture
+def custom_environment(db):
+    return EnvironmentFactory(slug="custom", name="Custom", requires_details=True)
+
+
+def key_client(raw_key: str) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Api-Key {raw_key}")
+    return client
+
+
+@pytest.fixture
+def customer_key(customer):
+    return api_key_create(user=customer, name="Partner backend")
+
+
+@pytest.fixture
+def api(customer_key):
+    """The customer's software, with a full-access key."""
+    return key_client(customer_key[1])
+
+
+@pytest.fixture
+def read_only_api(customer):
+    _key, raw_key = api_key_create(user=customer, name="Dashboard", scope=ApiKey.Scope.READ_ONLY)
+    return key_client(raw_key)
+
+
+@pytest.fixture
+def outsider_api(outsider):
+    return key_client(api_key_create(user=outsider, name="Someone else")[1])

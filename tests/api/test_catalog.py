@@ -1,0 +1,58 @@
+import pytest
+
+from tests.factories import EnvironmentFactory, GpuModelFactory, OrderFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_gpus_list_live_availability_and_prices(api, gpu):
+    OrderFactory(gpu=gpu, quantity=3)
+    GpuModelFactory(slug="retired", is_active=False)
+    response = api.get("/api/v1/gpus/")
+    assert response.status_code == 200
+    assert response.json() == [
+        {
+            "slug": "h100-sxm",
+            "name": "NVIDIA H100 SXM 80 GB",
+            "architecture": "Hopper",
+            "memory_gb": 80,
+            "form_factor": "sxm",
+            "available_units": 5,
+            "currency": "EUR",
+            "prices": [
+                {"term_days": 3, "daily_rate": "80.00", "total_per_gpu": "240.00"},
+                {"term_days": 7, "daily_rate": "72.00", "total_per_gpu": "504.00"},
+                {"term_days": 30, "daily_rate": "60.00", "total_per_gpu": "1800.00"},
+            ],
+        }
+    ]
+
+
+def test_one_gpu_by_slug(api, gpu):
+    response = api.get("/api/v1/gpus/h100-sxm/")
+    assert response.status_code == 200
+    assert response.json()["available_units"] == 8
+
+
+def test_an_unknown_gpu_is_a_json_404(api, db):
+    response = api.get("/api/v1/gpus/h900/")
+    assert response.status_code == 404
+    assert response.json() == {
+        "error": {"code": "not_found", "message": "Not found.", "fields": {}}
+    }
+
+
+def test_environments(api, pytorch, custom_environment):
+    EnvironmentFactory(slug="old", is_active=False)
+    response = api.get("/api/v1/environments/")
+    assert response.json() == [
+        {"slug": "custom", "name": "Custom", "requires_details": True},
+        {"slug": "pytorch", "name": "PyTorch", "requires_details": False},
+    ]
+
+
+def test_gpu_list_takes_a_fixed_number_of_queries(api, gpu, django_assert_max_num_queries):
+    for n in range(5):
+        GpuModelFactory(slug=f"gpu-{n}")
+    with django_assert_max_num_queries(4):
+        assert len(api.get("/api/v1/gpus/").json()) == 6
