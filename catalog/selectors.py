@@ -1,7 +1,9 @@
-from django.db.models import F, IntegerField, OuterRef, QuerySet, Subquery, Sum, Value
+from collections.abc import Sequence
+
+from django.db.models import F, IntegerField, OuterRef, Prefetch, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Coalesce, Greatest
 
-from catalog.models import Environment, GpuModel
+from catalog.models import AdviceSection, Alternative, Environment, GpuModel, TermPrice
 from orders.models import Order, holding_orders_q
 
 
@@ -26,3 +28,47 @@ def gpu_available_units(*, gpu: GpuModel) -> int:
 
 def active_environments() -> QuerySet[Environment]:
     return Environment.objects.filter(is_active=True)
+
+
+def _prices_by_term() -> Prefetch:
+    return Prefetch("prices", queryset=TermPrice.objects.order_by("term_days"))
+
+
+def catalog_gpus(*, now=None) -> QuerySet[GpuModel]:
+    """GPUs on sale with availability, their cheapest daily rate (`price_from`) and prices.
+
+    Two queries whatever the size of the catalog: the GPUs, then their prices.
+    """
+    cheapest = TermPrice.objects.filter(gpu=OuterRef("pk")).order_by("daily_rate")
+    return (
+        gpus_with_availability(now=now)
+        .filter(is_active=True)
+        .annotate(price_from=Subquery(cheapest.values("daily_rate")[:1]))
+        .prefetch_related(_prices_by_term())
+    )
+
+
+def gpu_page(*, slug: str, now=None) -> GpuModel:
+    """One GPU on sale with prices, advice and alternatives (on sale too) loaded.
+
+    Raises GpuModel.DoesNotExist for an unknown or withdrawn slug.
+    """
+    alternatives = (
+        Alternative.objects.filter(target__is_active=True)
+        .select_related("target")
+        .order_by("position")
+    )
+    return (
+        catalog_gpus(now=now)
+        .prefetch_related(
+            Prefetch("advice", queryset=AdviceSection.objects.order_by("position")),
+            Prefetch("alternatives", queryset=alternatives),
+        )
+        .get(slug=slug)
+    )
+
+
+def gpus_by_slugs(*, slugs: Sequence[str], now=None) -> list[GpuModel]:
+    """The GPUs on sale among `slugs`, in the order given; withdrawn ones are left out."""
+    found = {gpu.slug: gpu for gpu in catalog_gpus(now=now).filter(slug__in=slugs)}
+    return [found[slug] for slug in slugs if slug in found]

@@ -1,5 +1,45 @@
+from django.http import Http404
 from django.shortcuts import render
+from django.utils.translation import gettext as _
+
+from catalog.advisor import recommend_gpus
+from catalog.comparison import bar_chart, comparison_rows
+from catalog.forms import AdvisorForm
+from catalog.models import TERMS, GpuModel
+from catalog.selectors import catalog_gpus, gpu_page, gpus_by_slugs
 
 
 def home(request):
-    return render(request, "catalog/home.html")
+    return render(request, "catalog/home.html", {"gpus": catalog_gpus()})
+
+
+def gpu_detail(request, slug):
+    try:
+        gpu = gpu_page(slug=slug)
+    except GpuModel.DoesNotExist:
+        raise Http404(_("No GPU on sale at this address.")) from None
+    return render(request, "catalog/gpu_detail.html", {"gpu": gpu, "terms": TERMS})
+
+
+def compare(request):
+    rows = comparison_rows(catalog_gpus())
+    priced = [row for row in rows if row.price_per_gb is not None]
+    context = {
+        "rows": rows,
+        "memory_chart": bar_chart([(row.gpu.name, row.gpu.memory_gb) for row in rows]),
+        "price_per_gb_chart": bar_chart([(row.gpu.name, row.price_per_gb) for row in priced]),
+    }
+    return render(request, "catalog/compare.html", context)
+
+
+def advisor(request):
+    # GET keeps a recommendation shareable as a link; POST is accepted for plain forms.
+    data = request.POST if request.method == "POST" else request.GET
+    form = AdvisorForm(data or None)
+    recommendation = None
+    gpus = []
+    if form.is_valid():
+        recommendation = recommend_gpus(**form.cleaned_data)
+        gpus = gpus_by_slugs(slugs=recommendation.slugs)
+    context = {"form": form, "recommendation": recommendation, "recommended_gpus": gpus}
+    return render(request, "catalog/advisor.html", context)

@@ -1,0 +1,82 @@
+from django.contrib import admin
+from django.utils.translation import gettext_lazy as _
+from modeltranslation.admin import (
+    TranslationAdmin,
+    TranslationStackedInline,
+    TranslationTabularInline,
+)
+
+from catalog.models import AdviceSection, Alternative, Environment, GpuModel, TermPrice
+from catalog.selectors import gpus_with_availability
+
+
+class TermPriceInline(admin.TabularInline):
+    model = TermPrice
+    extra = 0
+    max_num = 3
+
+
+class AdviceSectionInline(TranslationStackedInline):
+    model = AdviceSection
+    extra = 0
+
+
+class AlternativeInline(TranslationTabularInline):
+    model = Alternative
+    # Alternative has two foreign keys to GpuModel; the inline belongs to the source GPU.
+    fk_name = "gpu"
+    extra = 0
+    autocomplete_fields = ["target"]
+
+
+@admin.register(GpuModel)
+class GpuModelAdmin(TranslationAdmin):
+    list_display = [
+        "name",
+        "slug",
+        "memory_gb",
+        "units_total",
+        "available_now",
+        "is_active",
+        "display_order",
+    ]
+    list_editable = ["units_total", "is_active", "display_order"]
+    list_filter = ["is_active", "architecture", "form_factor"]
+    search_fields = ["name", "slug", "architecture"]
+    prepopulated_fields = {"slug": ["name"]}
+    inlines = [TermPriceInline, AdviceSectionInline, AlternativeInline]
+    fieldsets = [
+        (None, {"fields": ["name", "slug", "is_active", "display_order", "units_total"]}),
+        (
+            _("Specifications"),
+            {
+                "fields": [
+                    "architecture",
+                    "memory_gb",
+                    "memory_type",
+                    "memory_bandwidth_gbps",
+                    "form_factor",
+                    "interconnect",
+                    "precisions",
+                    "power_watts",
+                ]
+            },
+        ),
+        (_("Texts"), {"fields": ["tagline", "summary"]}),
+    ]
+
+    def get_queryset(self, request):
+        # The availability annotation lets staff see free units next to the stock they edit.
+        return gpus_with_availability().order_by(*self.get_ordering(request) or ())
+
+    @admin.display(description=_("available now"), ordering="available_units")
+    def available_now(self, gpu: GpuModel) -> int:
+        return gpu.available_units
+
+
+@admin.register(Environment)
+class EnvironmentAdmin(TranslationAdmin):
+    list_display = ["name", "slug", "requires_details", "is_active", "display_order"]
+    list_editable = ["is_active", "display_order"]
+    search_fields = ["name", "slug"]
+    prepopulated_fields = {"slug": ["name"]}
