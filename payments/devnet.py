@@ -53,11 +53,13 @@ def token_mint(w3: Web3, *, token_address: str, to: str, amount: int) -> str:
     return Web3.to_hex(tx)
 
 
-def token_transfer(w3: Web3, *, token_address: str, sender: str, to: str, amount: int) -> str:
+def token_transfer(
+    w3: Web3, *, token_address: str, sender: str, to: str, amount: int, **extra
+) -> str:
     tx = (
         token(w3, token_address)
         .functions.transfer(Web3.to_checksum_address(to), amount)
-        .transact({"from": Web3.to_checksum_address(sender)})
+        .transact({"from": Web3.to_checksum_address(sender), **extra})
     )
     return Web3.to_hex(tx)
 

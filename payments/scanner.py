@@ -130,17 +130,25 @@ def _scan(*, chain: Chain, client: RpcClient, report: ScanReport) -> None:
     ScanCursor.objects.filter(pk=cursor.pk).update(head_block=head)
     assets = list(Asset.objects.filter(chain=chain))
     _reorg_check(chain=chain, cursor=cursor, client=client, report=report)
+    # The largest range known to be refused in this scan: growing back stops below it.
+    ceiling = settings.PAYMENTS_MAX_BLOCK_RANGE
     while cursor.block_number < head and time.monotonic() < deadline:
         start = cursor.block_number + 1
-        end = min(head, cursor.block_number + max(cursor.block_range, 1))
+        end = min(head, cursor.block_number + max(min(cursor.block_range, ceiling), 1))
         try:
             _scan_range(
-                chain=chain, cursor=cursor, client=client, assets=assets, start=start, end=end
+                chain=chain,
+                cursor=cursor,
+                client=client,
+                assets=assets,
+                start=start,
+                end=end,
+                next_range=min(cursor.block_range * 2, ceiling),
             )
         except RangeTooLarge:
             if end == start:
                 raise
-            cursor.block_range = max(1, (end - start + 1) // 2)
+            ceiling = cursor.block_range = max(1, (end - start + 1) // 2)
             ScanCursor.objects.filter(pk=cursor.pk).update(block_range=cursor.block_range)
             continue
         except (ChainMoved, CursorMoved):
@@ -160,6 +168,7 @@ def _scan_range(
     assets: list[Asset],
     start: int,
     end: int,
+    next_range: int,
 ) -> None:
     tokens = {a.contract_address: a for a in assets if a.kind == Asset.Kind.ERC20}
     native = next((a for a in assets if a.kind == Asset.Kind.NATIVE), None)
@@ -200,7 +209,7 @@ def _scan_range(
         ).update(
             block_number=last.number,
             block_hash=last.hash,
-            block_range=min(cursor.block_range * 2, settings.PAYMENTS_MAX_BLOCK_RANGE),
+            block_range=next_range,
         )
         if not moved:
             raise CursorMoved
@@ -214,7 +223,7 @@ def _scan_range(
         for invoice_id in sorted(transfers_record(chain=chain, observed=observed)):
             invoice_settle(invoice_id=invoice_id)
     cursor.block_number, cursor.block_hash = last.number, last.hash
-    cursor.block_range = min(cursor.block_range * 2, settings.PAYMENTS_MAX_BLOCK_RANGE)
+    cursor.block_range = next_range
 
 
 def _check_linked(blocks: list[Block], *, parent_hash: str) -> None:

@@ -134,13 +134,16 @@ class Devnet:
             self.w3, token_address=token or self.node.usdc, to=to or self.payer, amount=amount
         )
 
-    def pay_token(self, to: str, amount: int, *, token: str | None = None, mint=True) -> str:
+    def pay_token(
+        self, to: str, amount: int, *, token: str | None = None, mint=True, **extra
+    ) -> str:
         from payments.devnet import token_transfer
 
         if mint:
             self.mint(amount, token=token)
+        token_address = token or self.node.usdc
         return token_transfer(
-            self.w3, token_address=token or self.node.usdc, sender=self.payer, to=to, amount=amount
+            self.w3, token_address=token_address, sender=self.payer, to=to, amount=amount, **extra
         )
 
     def pay_native(self, to: str, amount: int, **extra) -> str:

@@ -1,0 +1,78 @@
+"""A real HTTP peer in front of anvil that misbehaves on purpose, like public RPC providers."""
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import requests
+
+
+class FlakyRpcProxy:
+    """Forwards JSON-RPC to anvil, but refuses eth_getLogs spanning more than `max_log_range`
+    blocks ("block range too large"), and answers HTTP 429 to the next `throttle` requests."""
+
+    def __init__(self, upstream: str, *, max_log_range: int | None = None, throttle: int = 0):
+        self.upstream = upstream
+        self.max_log_range = max_log_range
+        self.throttle = throttle
+        self.refused_ranges: list[int] = []
+        self.log_ranges: list[tuple[int, int]] = []
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                if proxy.throttle > 0:
+                    proxy.throttle -= 1
+                    self._send(429, b"Too Many Requests", "text/plain")
+                    return
+                payload = json.loads(body)
+                refusal = proxy._refusal(payload)
+                if refusal is not None:
+                    self._send(200, json.dumps(refusal).encode(), "application/json")
+                    return
+                answer = requests.post(
+                    proxy.upstream,
+                    data=body,
+                    timeout=10,
+                    headers={"Content-Type": "application/json"},
+                )
+                self._send(answer.status_code, answer.content, "application/json")
+
+            def _send(self, status, content, content_type):
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(content)))
+                self.end_headers()
+                self.wfile.write(content)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def _refusal(self, payload):
+        if isinstance(payload, list) or payload.get("method") != "eth_getLogs":
+            return None
+        query = payload["params"][0]
+        start, end = int(query["fromBlock"], 16), int(query["toBlock"], 16)
+        span = end - start + 1
+        if self.max_log_range is not None and span > self.max_log_range:
+            self.refused_ranges.append(span)
+            return {
+                "jsonrpc": "2.0",
+                "id": payload["id"],
+                "error": {"code": -32602, "message": "block range too large"},
+            }
+        self.log_ranges.append((start, end))
+        return None
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
