@@ -11,12 +11,23 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from orders.services import OrderError
+from payments.services import PaymentError
 
 logger = logging.getLogger(__name__)
 
 API_PATH_PREFIX = "/api/"
 # OrderError codes that describe the state of the store rather than a bad request.
-CONFLICT_CODES = {"not_enough_units", "not_cancellable", "changed"}
+CONFLICT_CODES = {
+    "not_enough_units",
+    "not_cancellable",
+    "changed",
+    "not_payable",
+    "payment_received",
+    "stale_rate",
+    "busy",
+}
+# The request field a PaymentError is about, by its code.
+PAYMENT_ERROR_FIELDS = {"asset": "asset", "stale_rate": "asset", "tx_hash": "tx_hash"}
 
 
 class Conflict(exceptions.APIException):
@@ -43,6 +54,12 @@ class FieldError(exceptions.APIException):
 def from_order_error(exc: OrderError) -> FieldError:
     status_code = 409 if exc.code in CONFLICT_CODES else 400
     return FieldError(exc.message, field=exc.field, code=exc.code, status_code=status_code)
+
+
+def from_payment_error(exc: PaymentError) -> FieldError:
+    status_code = 409 if exc.code in CONFLICT_CODES else 400
+    field = PAYMENT_ERROR_FIELDS.get(exc.code)
+    return FieldError(exc.message, field=field, code=exc.code, status_code=status_code)
 
 
 def error_body(code: str, message: str, fields: dict[str, list[str]] | None = None) -> dict:
@@ -92,6 +109,8 @@ def api_exception_handler(exc, context):
         exc = PayloadTooLarge()
     elif isinstance(exc, OrderError):
         exc = from_order_error(exc)
+    elif isinstance(exc, PaymentError):
+        exc = from_payment_error(exc)
 
     response = drf_exception_handler(exc, context)
     if response is None:

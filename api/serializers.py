@@ -3,7 +3,68 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from api.selectors import order_payment
 from orders.models import Order, OrderEvent, OrderStatus
+from payments.models import Invoice, Transfer
+
+
+@extend_schema_field({"type": "string", "pattern": "^[0-9]+$", "example": "547826087"})
+class BaseUnitsField(serializers.Field):
+    """An integer amount in the asset's smallest unit, as a string: uint256 overflows JSON
+    numbers in most languages."""
+
+    def to_representation(self, value) -> str:
+        return str(int(value))
+
+
+class TransferOutputSerializer(serializers.Serializer):
+    tx_hash = serializers.CharField()
+    log_index = serializers.IntegerField(allow_null=True, help_text="Null for a native transfer.")
+    amount = BaseUnitsField()
+    status = serializers.ChoiceField(choices=Transfer.Status.choices)
+    block_number = serializers.IntegerField()
+    confirmations = serializers.IntegerField()
+    explorer_url = serializers.CharField(help_text="Empty when the chain has no explorer.")
+
+    class Meta:
+        ref_name = "Transfer"
+
+
+class PaymentOutputSerializer(serializers.Serializer):
+    asset = serializers.CharField(source="asset.slug", help_text="Payment asset id.")
+    chain_id = serializers.IntegerField(source="chain.chain_id")
+    network = serializers.CharField(source="chain.name")
+    token_address = serializers.SerializerMethodField(help_text="Null for the native coin.")
+    address = serializers.CharField(source="invoice.deposit_address", help_text="Pay here.")
+    amount = BaseUnitsField(source="invoice.amount_due", help_text="Amount due, base units.")
+    amount_display = serializers.CharField(help_text="Amount due in whole units, e.g. 547.83.")
+    decimals = serializers.IntegerField(source="asset.decimals")
+    uri = serializers.CharField(help_text="EIP-681 payment request for wallets.")
+    status = serializers.ChoiceField(source="invoice.status", choices=Invoice.Status.choices)
+    expires_at = serializers.DateTimeField(source="invoice.expires_at")
+    monitor_until = serializers.DateTimeField(
+        source="invoice.monitor_until", help_text="Late transfers are still seen until then."
+    )
+    received = BaseUnitsField(
+        source="invoice.amount_received", help_text="Confirmed amount received, base units."
+    )
+    pending = BaseUnitsField(
+        source="invoice.amount_pending", help_text="Seen but not yet confirmed, base units."
+    )
+    confirmations = serializers.IntegerField(help_text="Of the least-confirmed transfer.")
+    confirmations_required = serializers.IntegerField(source="chain.confirmations")
+    flags = serializers.ListField(
+        source="invoice.flags",
+        child=serializers.ChoiceField(choices=[(flag, flag) for flag in Invoice.FLAGS]),
+        help_text="Payment exceptions: underpaid, overpaid, paid_late, wrong_asset...",
+    )
+    transfers = TransferOutputSerializer(many=True)
+
+    class Meta:
+        ref_name = "Payment"
+
+    def get_token_address(self, payment) -> str | None:
+        return None if payment.asset.is_native else payment.asset.contract_address
 
 
 class OrderEventOutputSerializer(serializers.Serializer):
@@ -46,6 +107,9 @@ class OrderOutputSerializer(serializers.Serializer):
     access = serializers.SerializerMethodField(
         help_text="How to reach the machines; null until the order is active."
     )
+    payment = serializers.SerializerMethodField(
+        help_text="Payment instructions and progress; null if no invoice was issued."
+    )
 
     class Meta:
         ref_name = "Order"
@@ -55,6 +119,11 @@ class OrderOutputSerializer(serializers.Serializer):
         if not order.has_access_details:
             return None
         return AccessOutputSerializer(order).data
+
+    @extend_schema_field(PaymentOutputSerializer(allow_null=True))
+    def get_payment(self, order: Order) -> dict | None:
+        payment = order_payment(order=order)
+        return PaymentOutputSerializer(payment).data if payment else None
 
 
 def order_representation(order: Order) -> dict:

@@ -1,19 +1,25 @@
 """Quotes and orders: the partner's side of the configurator and of the account pages."""
 
+import re
+
 from django.http import Http404
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from api.authentication import request_api_key
 from api.errors import Conflict
 from api.pagination import ApiPagination
-from api.selectors import api_order_for_user, api_orders_for_user
+from api.selectors import api_order_for_user, api_orders_for_user, api_payment_assets
 from api.serializers import OrderOutputSerializer
+from api.services import IdempotencyConflict, api_order_place
+from api.throttling import ApiKeyRateThrottle, PaymentClaimRateThrottle
 from api.views.base import ApiView
 from catalog.models import TERMS, Environment, GpuModel
 from orders.models import OrderEvent, OrderStatus
 from orders.services import MAX_ENVIRONMENT_DETAILS, MAX_QUANTITY, order_cancel, quote_build
+from payments.services import payment_claim_record
 
 Actor = OrderEvent.Actor
 
@@ -40,7 +46,32 @@ ORDER_EXAMPLE = {
         }
     ],
     "access": None,
+    "payment": {
+        "asset": "usdc-ethereum",
+        "chain_id": 1,
+        "network": "Ethereum",
+        "token_address": "0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48",
+        "address": "0x5e1f8c0d3b2a4f6e7d8c9b0a1f2e3d4c5b6a7980",
+        "amount": "1095652174",
+        "amount_display": "1095.652174",
+        "decimals": 6,
+        "uri": (
+            "ethereum:0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48@1/transfer"
+            "?address=0x5e1f8c0d3b2a4f6e7d8c9b0a1f2e3d4c5b6a7980&uint256=1095652174"
+        ),
+        "status": "open",
+        "expires_at": "2025-03-04T10:45:00+01:00",
+        "monitor_until": "2025-03-05T10:45:00+01:00",
+        "received": "0",
+        "pending": "0",
+        "confirmations": 0,
+        "confirmations_required": 12,
+        "flags": [],
+        "transfers": [],
+    },
 }
+# Printable ASCII without spaces, as in the IETF Idempotency-Key draft's examples.
+IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 
 
 def request_actor(request) -> str:
@@ -140,6 +171,16 @@ class QuoteApi(ApiView):
 class OrderListApi(ApiView):
     pagination_class = ApiPagination
 
+    class InputSerializer(ConfigurationInputSerializer):
+        asset = serializers.SlugRelatedField(
+            slug_field="slug",
+            queryset=api_payment_assets(),
+            help_text="Payment asset id from `GET /payment-assets/`, e.g. `usdc-ethereum`.",
+        )
+
+        class Meta:
+            ref_name = "OrderCreate"
+
     class FilterSerializer(serializers.Serializer):
         status = serializers.ChoiceField(choices=OrderStatus.choices, required=False)
 
@@ -167,6 +208,75 @@ class OrderListApi(ApiView):
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(orders, request, view=self)
         return paginator.get_paginated_response(OrderOutputSerializer(page, many=True).data)
+
+    @extend_schema(
+        operation_id="orders_create",
+        summary="Place an order",
+        description=(
+            "Creates the order, holds its units until the payment deadline and issues the "
+            "payment instructions (`payment`) in the chosen asset, in one step.\n\n"
+            "Send an `Idempotency-Key` header to retry safely: a repeat with the same key and "
+            "body returns the same order with 200; the same key with another body is a 409."
+        ),
+        parameters=[
+            OpenApiParameter(
+                "Idempotency-Key",
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                description="Any unique string of printable ASCII (up to 255), e.g. a UUID.",
+            )
+        ],
+        request=InputSerializer,
+        responses={
+            201: OpenApiResponse(OrderOutputSerializer, description="Order created."),
+            200: OpenApiResponse(
+                OrderOutputSerializer, description="Replay: the order this key created."
+            ),
+        },
+        examples=[
+            OpenApiExample(
+                "Two H100 for a week, paid in USDC",
+                value={
+                    "gpu": "h100-sxm",
+                    "environment": "pytorch",
+                    "environment_details": "",
+                    "quantity": 2,
+                    "term_days": 7,
+                    "asset": "usdc-ethereum",
+                },
+                request_only=True,
+            ),
+            OpenApiExample(
+                "Order", value=ORDER_EXAMPLE, response_only=True, status_codes=["201", "200"]
+            ),
+        ],
+        tags=["orders"],
+    )
+    def post(self, request):
+        idempotency_key = request.headers.get("Idempotency-Key", "")
+        if idempotency_key and not IDEMPOTENCY_KEY.match(idempotency_key):
+            raise serializers.ValidationError(
+                {"Idempotency-Key": ["Use 1 to 255 printable ASCII characters, no spaces."]}
+            )
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            placed = api_order_place(
+                user=request.user,
+                api_key=request_api_key(request),
+                idempotency_key=idempotency_key,
+                **serializer.validated_data,
+            )
+        except IdempotencyConflict:
+            raise Conflict(
+                "This Idempotency-Key was already used with another request body.",
+                code="idempotency_key_reused",
+            ) from None
+        order = order_or_404(request, placed.order.number)
+        return Response(
+            OrderOutputSerializer(order).data,
+            status=status.HTTP_201_CREATED if placed.created else status.HTTP_200_OK,
+        )
 
 
 class OrderDetailApi(ApiView):
@@ -226,3 +336,60 @@ class OrderCancelApi(ApiView):
             # Someone else moved the order first (a payment arrived, for instance).
             raise Conflict("The order changed meanwhile and was not cancelled.", code="changed")
         return Response(OrderOutputSerializer(order).data, status=status.HTTP_200_OK)
+
+
+class OrderPaidApi(ApiView):
+    # "I've paid" queues a chain check: its own, tighter rate on top of the general one.
+    throttle_classes = [ApiKeyRateThrottle, PaymentClaimRateThrottle]
+
+    class InputSerializer(serializers.Serializer):
+        tx_hash = serializers.RegexField(
+            r"^0x[0-9a-fA-F]{64}$",
+            required=False,
+            allow_blank=True,
+            default="",
+            help_text="The transaction hash, if you have it: it is checked first.",
+        )
+
+        class Meta:
+            ref_name = "PaymentClaim"
+
+    @extend_schema(
+        operation_id="orders_paid",
+        summary='Report a payment ("I\'ve paid")',
+        description=(
+            "Tells the store you sent the payment: the claim goes on the timeline and the "
+            "deposit address is checked at once. It never marks the order paid by itself; "
+            "poll the order (or use webhooks) to see `confirming` then `paid`. "
+            "Repeated presses within two minutes count once."
+        ),
+        request=InputSerializer,
+        responses={202: OpenApiResponse(OrderOutputSerializer, description="Check queued.")},
+        examples=[
+            OpenApiExample(
+                "With the transaction hash",
+                value={
+                    "tx_hash": "0x8f3c2b1a0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b"
+                },
+                request_only=True,
+            ),
+            OpenApiExample(
+                "Order with the claim on its timeline",
+                value=ORDER_EXAMPLE,
+                response_only=True,
+                status_codes=["202"],
+            ),
+        ],
+        tags=["orders"],
+    )
+    def post(self, request, number: str):
+        order = order_or_404(request, number)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        payment_claim_record(
+            order=order, user=request.user, tx_hash=serializer.validated_data["tx_hash"]
+        )
+        return Response(
+            OrderOutputSerializer(order_or_404(request, number)).data,
+            status=status.HTTP_202_ACCEPTED,
+        )

@@ -1,0 +1,119 @@
+"""Writes behind the order endpoints: an order and its invoice in one transaction, once per
+idempotency key."""
+
+import hashlib
+import json
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+
+from accounts.models import ApiKey, User
+from api.models import IdempotencyRecord
+from catalog.models import Environment, GpuModel
+from orders.models import Order, OrderEvent
+from orders.services import order_create
+from payments.models import Asset
+from payments.services import invoice_issue
+
+Actor = OrderEvent.Actor
+
+
+class IdempotencyConflict(Exception):
+    """The idempotency key was already used with another request body."""
+
+
+@dataclass(frozen=True)
+class OrderPlaced:
+    order: Order
+    # False when an earlier request with the same idempotency key had created it.
+    created: bool
+
+
+def order_request_hash(
+    *,
+    gpu: GpuModel,
+    environment: Environment,
+    environment_details: str,
+    quantity: int,
+    term_days: int,
+    asset: Asset,
+) -> str:
+    """What identifies an order request, whatever the JSON's key order or spacing."""
+    canonical = json.dumps(
+        {
+            "gpu": gpu.slug,
+            "environment": environment.slug,
+            "environment_details": environment_details.strip(),
+            "quantity": quantity,
+            "term_days": term_days,
+            "asset": asset.slug,
+        },
+        sort_keys=True,
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _replay(*, user: User, api_key: ApiKey | None, key: str, request_hash: str) -> Order:
+    record = IdempotencyRecord.objects.select_related("order").get(
+        user=user, api_key=api_key, key=key
+    )
+    if record.request_hash != request_hash:
+        raise IdempotencyConflict
+    return record.order
+
+
+def api_order_place(
+    *,
+    user: User,
+    api_key: ApiKey | None,
+    gpu: GpuModel,
+    environment: Environment,
+    environment_details: str,
+    quantity: int,
+    term_days: int,
+    asset: Asset,
+    idempotency_key: str = "",
+) -> OrderPlaced:
+    """Create an order and its invoice in `asset`, or return the one this idempotency key made.
+
+    The idempotency record is inserted first: a concurrent request with the same key blocks
+    on the unique index until this transaction ends, then finds the record and the order.
+    Raises OrderError or PaymentError (nothing is kept then, the key included) and
+    IdempotencyConflict.
+    """
+    request_hash = order_request_hash(
+        gpu=gpu,
+        environment=environment,
+        environment_details=environment_details,
+        quantity=quantity,
+        term_days=term_days,
+        asset=asset,
+    )
+    actor = Actor.PARTNER if api_key is not None else Actor.CUSTOMER
+    with transaction.atomic():
+        record = None
+        if idempotency_key:
+            try:
+                with transaction.atomic():
+                    record = IdempotencyRecord.objects.create(
+                        user=user, api_key=api_key, key=idempotency_key, request_hash=request_hash
+                    )
+            except IntegrityError:
+                order = _replay(
+                    user=user, api_key=api_key, key=idempotency_key, request_hash=request_hash
+                )
+                return OrderPlaced(order=order, created=False)
+        order = order_create(
+            user=user,
+            gpu=gpu,
+            environment=environment,
+            environment_details=environment_details,
+            quantity=quantity,
+            term_days=term_days,
+            actor=actor,
+        )
+        invoice_issue(order=order, asset=asset)
+        if record is not None:
+            record.order = order
+            record.save(update_fields=["order"])
+    return OrderPlaced(order=order, created=True)
