@@ -41,9 +41,7 @@ class TestIdempotencyKey:
 
     def test_a_refused_order_does_not_burn_the_key(self, api, order_body):
         too_many = {**order_body, "quantity": 9}
-        response = api.post(
-            "/api/v1/orders/", too_many, format="json", HTTP_IDEMPOTENCY_KEY="k-5"
-        )
+        response = api.post("/api/v1/orders/", too_many, format="json", HTTP_IDEMPOTENCY_KEY="k-5")
         assert response.status_code == 409
         assert not IdempotencyRecord.objects.exists()
         response = api.post(

@@ -42,9 +42,7 @@ def test_placing_an_order_issues_payment_instructions(api, order_body, customer)
     assert order["status"] == "awaiting_payment"
     assert (order["gpu"], order["environment"], order["quantity"]) == ("h100-sxm", "pytorch", 2)
     assert (order["total"], order["currency"], order["access"]) == ("1008.00", "EUR", None)
-    assert [(e["status"], e["actor"]) for e in order["events"]] == [
-        ("awaiting_payment", "partner")
-    ]
+    assert [(e["status"], e["actor"]) for e in order["events"]] == [("awaiting_payment", "partner")]
     payment = order["payment"]
     assert payment["asset"] == "usdc-devnet"
     assert (payment["chain_id"], payment["decimals"]) == (31337, 6)
