@@ -1,12 +1,16 @@
 from django.conf.urls.i18n import i18n_patterns
 from django.contrib import admin
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 from rental.health import healthz
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    # Browsers ask for /favicon.ico on pages that do not name one (the admin).
+    path("favicon.ico", RedirectView.as_view(url=static("img/favicon.svg"), permanent=True)),
     path("api/", include("api.urls")),
 ]
 

@@ -1,0 +1,97 @@
+"""Real Chromium (Debian's package) driven by Playwright against pytest-django's live server."""
+
+import os
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from playwright.sync_api import sync_playwright
+
+# Playwright's sync API runs an event loop in this thread; Django's ORM calls from the test
+# body are still synchronous and safe.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+PHONE = {"width": 375, "height": 740}
+DESKTOP = {"width": 1280, "height": 900}
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="session")
+def browser():
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+class PageProblems(list):
+    """Console errors and Content-Security-Policy refusals seen while a page was open."""
+
+
+# htmx logs these when the form's newer quote request supersedes an older one (hx-sync).
+EXPECTED_CONSOLE = ("htmx:sendAbort", "htmx:afterRequest")
+
+
+def _record(problems: PageProblems, message) -> None:
+    if message.type == "error" and message.text not in EXPECTED_CONSOLE:
+        problems.append(message.text)
+
+
+def _open_context(browser, live_server, viewport, locale):
+    context = browser.new_context(viewport=viewport, locale=locale, base_url=live_server.url)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    problems = PageProblems()
+    page.on("console", lambda message: _record(problems, message))
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    return context, page, problems
+
+
+@pytest.fixture
+def desktop(browser, live_server):
+    context, page, problems = _open_context(browser, live_server, DESKTOP, "fr-FR")
+    page.problems = problems
+    yield page
+    context.close()
+    assert not problems, problems
+
+
+@pytest.fixture
+def phone(browser, live_server):
+    context, page, problems = _open_context(browser, live_server, PHONE, "fr-FR")
+    page.problems = problems
+    yield page
+    context.close()
+    assert not problems, problems
+
+
+@pytest.fixture
+def catalog(transactional_db):
+    call_command("seed_catalog", verbosity=0)
+
+
+def screenshot(page, name: str) -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def log_in(page, email: str, password: str, lang: str = "fr") -> None:
+    page.goto(f"/{lang}/accounts/login/")
+    page.fill("input[name=login]", email)
+    page.fill("input[name=password]", password)
+    page.click("form.form button[type=submit]")
+    page.wait_for_url(f"**/{lang}/account/**")
