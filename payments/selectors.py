@@ -1,10 +1,16 @@
 """Reads on payments: rates, offered assets, and what the order page shows."""
 
+from decimal import Decimal
+
+import segno
 from django.conf import settings
 from django.db.models import QuerySet
 from django.utils import timezone
+from django.utils.safestring import mark_safe
+from eth_utils import to_checksum_address
 
-from payments.models import Asset, Rate
+from orders.models import Order, OrderStatus
+from payments.models import Asset, Invoice, Rate, ScanCursor, Transfer
 
 
 def rate_current(*, asset: Asset, currency: str) -> Rate | None:
@@ -21,3 +27,117 @@ def assets_offered() -> QuerySet[Asset]:
         .select_related("chain")
         .order_by("chain__name", "kind", "symbol")
     )
+
+
+FINAL_STATUSES = {
+    OrderStatus.PAID,
+    OrderStatus.PROVISIONING,
+    OrderStatus.ACTIVE,
+    OrderStatus.COMPLETED,
+    OrderStatus.CANCELLED,
+    OrderStatus.REFUNDED,
+}
+
+
+def in_asset_units(amount: Decimal | int, *, asset: Asset) -> str:
+    """Base units as a plain decimal string in whole units, exact, without trailing zeros."""
+    value = Decimal(int(amount)).scaleb(-asset.decimals)
+    text = f"{value:f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def eip681_uri(*, invoice: Invoice) -> str:
+    """The payment request a wallet understands (EIP-681), amount in base units."""
+    asset, chain_id = invoice.asset, invoice.asset.chain.chain_id
+    address = to_checksum_address(invoice.deposit_address)
+    amount = int(invoice.amount_left or invoice.amount_due)
+    if asset.is_native:
+        return f"ethereum:{address}@{chain_id}?value={amount}"
+    token = to_checksum_address(asset.contract_address)
+    return f"ethereum:{token}@{chain_id}/transfer?address={address}&uint256={amount}"
+
+
+def qr_svg(data: str) -> str:
+    return segno.make(data, error="m").svg_inline(scale=4, border=2, dark="#111", light="#fff")
+
+
+def _transfer_rows(*, invoice: Invoice, head: int | None) -> list[dict]:
+    needed = max(invoice.asset.chain.confirmations, 1)
+    rows = []
+    for transfer in invoice.transfers.select_related("asset").order_by("block_number", "log_index"):
+        if transfer.status == Transfer.Status.CONFIRMED:
+            confirmations = needed
+        elif transfer.status == Transfer.Status.SEEN and head is not None:
+            confirmations = min(max(head - transfer.block_number + 1, 0), needed)
+        else:
+            confirmations = 0
+        rows.append(
+            {
+                "transfer": transfer,
+                "amount": in_asset_units(transfer.amount, asset=transfer.asset),
+                "confirmations": confirmations,
+                "needed": needed,
+                "percent": int(confirmations * 100 / needed),
+                "explorer": invoice.asset.chain.explorer_link(transfer.tx_hash),
+            }
+        )
+    return rows
+
+
+def invoice_current(*, order: Order) -> Invoice | None:
+    """The open invoice, else the last one that was not replaced."""
+    invoices = order.invoices.select_related("asset__chain").order_by("-created_at")
+    return invoices.filter(status=Invoice.Status.OPEN).first() or (
+        invoices.exclude(status=Invoice.Status.CLOSED).first()
+    )
+
+
+def payment_context(*, order: Order, now=None) -> dict:
+    """Everything the payment section of the order page shows, with a fixed number of queries
+    and no RPC: confirmations come from the head the watcher last saw."""
+    from payments.forms import AssetChoiceForm, PaymentClaimForm
+
+    now = now or timezone.now()
+    invoice = invoice_current(order=order)
+    payable = order.status == OrderStatus.AWAITING_PAYMENT and order.payment_deadline > now
+    context: dict = {
+        "order": order,
+        "invoice": invoice,
+        "can_issue": payable and (invoice is None or not invoice.transfers.exists()),
+        "issue_form": AssetChoiceForm() if payable else None,
+        "claim_form": PaymentClaimForm(),
+        "events": list(order.events.select_related("actor_user").order_by("created_at", "id")),
+        "polling": order.status not in FINAL_STATUSES
+        and not (invoice is None and not payable)
+        and (invoice is None or now < invoice.monitor_until),
+        "deadline": order.payment_deadline,
+        "seconds_left": max(int((order.payment_deadline - now).total_seconds()), 0),
+    }
+    if invoice is None:
+        return context
+    asset, chain = invoice.asset, invoice.asset.chain
+    cursor = ScanCursor.objects.filter(chain=chain).first()
+    uri = eip681_uri(invoice=invoice)
+    context.update(
+        {
+            "asset": asset,
+            "chain": chain,
+            "deposit_address": to_checksum_address(invoice.deposit_address),
+            "token_contract": ""
+            if asset.is_native
+            else to_checksum_address(asset.contract_address),
+            "amount_due": in_asset_units(invoice.amount_due, asset=asset),
+            "amount_left": in_asset_units(invoice.amount_left, asset=asset),
+            "amount_received": in_asset_units(invoice.amount_received, asset=asset),
+            "partly_paid": 0 < invoice.amount_left < invoice.amount_due,
+            "payment_uri": uri,
+            "qr_svg": mark_safe(qr_svg(uri)),  # segno's own SVG markup, no user input
+            "transfers": _transfer_rows(invoice=invoice, head=cursor and cursor.head_block),
+            "confirmations_needed": chain.confirmations,
+            "waiting_for_money": invoice.status == Invoice.Status.OPEN
+            and order.status == OrderStatus.AWAITING_PAYMENT,
+            "late_claims_possible": order.status == OrderStatus.EXPIRED
+            and now < invoice.monitor_until,
+        }
+    )
+    return context

@@ -1,0 +1,93 @@
+"""The payment section's endpoints. Thin: look the order up, call a service, render."""
+
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import NoReverseMatch, reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_POST
+
+from orders.models import Order
+from payments.forms import AssetChoiceForm, PaymentClaimForm
+from payments.selectors import payment_context
+from payments.services import PaymentError, invoice_issue, payment_claim_record
+
+
+def _own_order(request, number: str) -> Order:
+    # Someone else's order is a 404, exactly like an order that does not exist.
+    return get_object_or_404(Order.objects.select_related("gpu"), number=number, user=request.user)
+
+
+def _is_htmx(request) -> bool:
+    return request.headers.get("HX-Request") == "true"
+
+
+def _back(request, order: Order):
+    target = request.POST.get("next", "")
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return redirect(target)
+    try:
+        return redirect(reverse("orders:detail", args=[order.number]))
+    except NoReverseMatch:
+        return redirect("payments:page", number=order.number)
+
+
+def _render_section(request, order: Order, *, status: int = 200, **forms):
+    payment = payment_context(order=order)
+    payment.update({name: form for name, form in forms.items() if form is not None})
+    template = (
+        "payments/_payment_section.html" if _is_htmx(request) else "payments/payment_page.html"
+    )
+    return render(request, template, {"order": order, "payment": payment}, status=status)
+
+
+@login_required
+@require_GET
+def payment_page(request, number: str):
+    return _render_section(request, _own_order(request, number))
+
+
+@login_required
+@require_POST
+def payment_issue(request, number: str):
+    order = _own_order(request, number)
+    form = AssetChoiceForm(request.POST)
+    if form.is_valid():
+        try:
+            invoice_issue(order=order, asset=form.cleaned_data["asset"])
+        except PaymentError as exc:
+            form.add_error(None, exc.message)
+    if not form.is_valid():
+        return _render_section(request, order, status=400, issue_form=form)
+    return _render_section(request, order) if _is_htmx(request) else _back(request, order)
+
+
+@login_required
+@require_POST
+def payment_claim(request, number: str):
+    order = _own_order(request, number)
+    form = PaymentClaimForm(request.POST)
+    if form.is_valid():
+        try:
+            payment_claim_record(
+                order=order, user=request.user, tx_hash=form.cleaned_data["tx_hash"]
+            )
+        except PaymentError as exc:
+            form.add_error("tx_hash", exc.message)
+    if not form.is_valid():
+        return _render_section(request, order, status=400, claim_form=form)
+    if _is_htmx(request):
+        return _render_section(request, order, claimed=True)
+    return _back(request, order)
+
+
+@login_required
+@require_GET
+def payment_status(request, number: str):
+    order = _own_order(request, number)
+    return render(
+        request,
+        "payments/_payment_status.html",
+        {"order": order, "payment": payment_context(order=order)},
+    )

@@ -1,0 +1,136 @@
+"""The payment section as the customer sees it."""
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from orders.models import OrderEvent
+from payments.models import Invoice, PaymentClaim, Rate
+from tests.factories import OrderFactory
+from tests.payments.helpers import order_with_invoice
+
+pytestmark = [pytest.mark.chain, pytest.mark.urls("tests.payments.urls")]
+
+
+def url(name, order, lang="en"):
+    from django.utils import translation
+
+    with translation.override(lang):
+        return reverse(f"payments:{name}", args=[order.number])
+
+
+@pytest.fixture
+def logged_in(client, customer):
+    client.force_login(customer)
+    return client
+
+
+def test_the_customer_picks_a_currency_and_sees_how_to_pay(devnet, logged_in, customer):
+    order = OrderFactory(user=customer, total=Decimal("504.00"))
+    page = logged_in.get(url("page", order))
+    assert page.status_code == 200
+    assert b'name="asset"' in page.content and b"csrfmiddlewaretoken" in page.content
+
+    response = logged_in.post(url("issue", order), {"asset": "usdc-devnet"})
+    assert response.status_code == 302
+    invoice = Invoice.objects.get(order=order)
+    page = logged_in.get(url("page", order)).content.decode()
+    assert "547.826087" in page
+    assert "Send only on <strong>Anvil devnet</strong> (chain id 31337)" in page
+    assert devnet.w3.to_checksum_address(invoice.deposit_address) in page
+    assert devnet.w3.to_checksum_address(devnet.node.usdc) in page
+    token = devnet.w3.to_checksum_address(devnet.node.usdc)
+    address = devnet.w3.to_checksum_address(invoice.deposit_address)
+    assert f"ethereum:{token}@31337/transfer?address={address}&amp;uint256=547826087" in page
+    assert (
+        "<svg" in page
+        and "data-countdown" in page
+        and ("I&#x27;ve paid" in page or "I've paid" in page)
+    )
+
+
+def test_the_section_speaks_french_first(devnet, logged_in, customer):
+    invoice = order_with_invoice(devnet.eth, user=customer, total=Decimal("300.00"))
+    page = logged_in.get(url("page", invoice.order, "fr")).content.decode()
+    assert "J’ai payé" in page
+    assert (
+        f"ethereum:{devnet.w3.to_checksum_address(invoice.deposit_address)}@31337?value={10**17}"
+        in page
+    )
+
+
+def test_a_stale_rate_refuses_the_invoice_with_a_clear_message(devnet, logged_in, customer):
+    Rate.objects.update(fetched_at=timezone.now() - timedelta(minutes=11))
+    order = OrderFactory(user=customer)
+    response = logged_in.post(url("issue", order), {"asset": "eth-devnet"})
+    assert response.status_code == 400
+    assert b"no recent ETH price" in response.content
+    assert not Invoice.objects.exists()
+
+
+def test_ive_paid_with_a_malformed_hash_explains_the_format(devnet, logged_in, customer):
+    invoice = order_with_invoice(devnet.usdc, user=customer)
+    response = logged_in.post(url("claim", invoice.order), {"tx_hash": "0x1234"})
+    assert response.status_code == 400
+    assert b"0x followed by 64 hexadecimal characters" in response.content
+    assert not PaymentClaim.objects.exists()
+
+
+def test_ive_paid_on_someone_elses_order_is_404(devnet, client, outsider, customer):
+    invoice = order_with_invoice(devnet.usdc, user=customer)
+    client.force_login(outsider)
+    assert client.post(url("claim", invoice.order), {"tx_hash": ""}).status_code == 404
+    assert client.get(url("page", invoice.order)).status_code == 404
+    assert client.get(url("status", invoice.order)).status_code == 404
+    assert client.post(url("issue", invoice.order), {"asset": "eth-devnet"}).status_code == 404
+
+
+def test_the_payment_pages_need_a_login(devnet, client, customer):
+    order = OrderFactory(user=customer)
+    response = client.get(url("page", order))
+    assert response.status_code == 302 and "login" in response["Location"]
+
+
+def test_pressing_ive_paid_twice_makes_one_claim_event_and_checks_at_once(
+    devnet, logged_in, customer, django_capture_on_commit_callbacks
+):
+    invoice = order_with_invoice(devnet.usdc, user=customer)
+    tx = devnet.pay_token(invoice.deposit_address, int(invoice.amount_due))
+    with django_capture_on_commit_callbacks(execute=True):
+        first = logged_in.post(url("claim", invoice.order), {"tx_hash": tx}, HTTP_HX_REQUEST="true")
+        logged_in.post(url("claim", invoice.order), {"tx_hash": tx}, HTTP_HX_REQUEST="true")
+    assert first.status_code == 200 and b"checking the network" in first.content
+    order = invoice.order
+    assert order.events.filter(kind=OrderEvent.Kind.PAYMENT_CLAIMED).count() == 1
+    assert PaymentClaim.objects.filter(order=order).count() == 1
+    # The immediate check read the receipt: the transfer is seen before any scan.
+    order.refresh_from_db()
+    assert invoice.transfers.count() == 1 and order.status == "confirming"
+
+
+def test_the_status_partial_shows_confirmations_and_stops_polling_when_paid(
+    devnet, logged_in, customer
+):
+    invoice = order_with_invoice(devnet.usdc, user=customer)
+    devnet.pay_token(invoice.deposit_address, int(invoice.amount_due))
+    devnet.scan()
+    partial = logged_in.get(url("status", invoice.order)).content.decode()
+    assert "1 of 3 confirmations" in partial and 'hx-trigger="every 3s"' in partial
+    devnet.mine(2)
+    devnet.scan()
+    partial = logged_in.get(url("status", invoice.order)).content.decode()
+    assert "3 of 3 confirmations" in partial and "hx-trigger" not in partial
+    assert "Paid" in partial and "Transfer confirmed" in partial
+
+
+def test_an_underpaying_customer_sees_what_is_left_to_send(devnet, logged_in, customer):
+    invoice = order_with_invoice(devnet.usdc, user=customer)
+    devnet.pay_token(invoice.deposit_address, int(invoice.amount_due) - 7_500_000)
+    devnet.mine(3)
+    devnet.scan()
+    page = logged_in.get(url("page", invoice.order)).content.decode()
+    assert "Amount left to send" in page and "7.5</span> USDC" in page
+    assert "send 7.5 USDC more to the same address" in page
