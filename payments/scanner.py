@@ -306,6 +306,8 @@ def _reorg_check(*, chain: Chain, cursor: ScanCursor, client: RpcClient, report:
     if ancestor is None:
         # Deeper than the history kept: restart below it and let the rescan sort it out.
         number = max(0, cursor.block_number - settings.PAYMENTS_REORG_HISTORY_BLOCKS)
+        # A restarted devnet can even be shorter than that.
+        number = min(number, client.block_number())
         ancestor = (number, _canonical_hashes(client, [number])[number])
         logger.error("chain %s: reorg deeper than the kept history", chain.chain_id)
     number, block_hash = ancestor

@@ -5,6 +5,7 @@ from django.db import connection
 from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
 
+from payments.health import chains_health
 from rental.celery import app as celery_app
 
 
@@ -21,7 +22,7 @@ def _broker() -> dict:
     return {"ok": True}
 
 
-CHECKS = {"database": _database, "broker": _broker}
+CHECKS = {"database": _database, "broker": _broker, "chain": chains_health}
 
 
 def _run(check) -> dict:

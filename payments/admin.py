@@ -1,0 +1,141 @@
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.template.response import TemplateResponse
+from django.utils.translation import gettext_lazy as _
+
+from payments.models import Asset, Chain, Invoice, PaymentClaim, Rate, ScanCursor, Transfer
+from payments.selectors import in_asset_units
+from payments.services import PaymentError, invoice_mark_paid
+
+
+@admin.register(Chain)
+class ChainAdmin(admin.ModelAdmin):
+    list_display = ["name", "chain_id", "confirmations", "is_devnet", "is_active", "scanned_to"]
+    list_filter = ["is_active", "is_devnet"]
+
+    @admin.display(description=_("scanned to block"))
+    def scanned_to(self, chain):
+        cursor = ScanCursor.objects.filter(chain=chain).first()
+        return cursor.block_number if cursor else "—"
+
+
+@admin.register(Asset)
+class AssetAdmin(admin.ModelAdmin):
+    list_display = ["slug", "symbol", "chain", "kind", "contract_address", "decimals", "is_active"]
+    list_filter = ["chain", "kind", "is_active"]
+
+
+@admin.register(Rate)
+class RateAdmin(admin.ModelAdmin):
+    list_display = ["asset", "rate", "currency", "source", "fetched_at"]
+    list_filter = ["asset", "currency"]
+    date_hierarchy = "fetched_at"
+
+
+class TransferInline(admin.TabularInline):
+    model = Transfer
+    extra = 0
+    can_delete = False
+    fields = ["tx_hash", "log_index", "block_number", "asset", "amount", "status", "disposition"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+class MarkPaidForm(forms.Form):
+    reason = forms.CharField(
+        label=_("Reason"),
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=_("Kept in the order's timeline with your name."),
+    )
+
+
+@admin.register(Invoice)
+class InvoiceAdmin(admin.ModelAdmin):
+    list_display = ["order", "asset", "status", "due", "received", "flag_list", "created_at"]
+    list_filter = ["status", *Invoice.FLAGS, "asset"]
+    search_fields = ["order__number", "deposit_address"]
+    list_select_related = ["order", "asset"]
+    inlines = [TransferInline]
+    actions = ["mark_paid"]
+    readonly_fields = [f.name for f in Invoice._meta.fields if f.name not in ("review",)] + [
+        "refund_owed_display"
+    ]
+
+    def has_add_permission(self, request):
+        return False
+
+    @admin.display(description=_("due"))
+    def due(self, invoice):
+        return f"{in_asset_units(invoice.amount_due, asset=invoice.asset)} {invoice.asset.symbol}"
+
+    @admin.display(description=_("received"))
+    def received(self, invoice):
+        amount = in_asset_units(invoice.amount_received, asset=invoice.asset)
+        return f"{amount} {invoice.asset.symbol}"
+
+    @admin.display(description=_("flags"))
+    def flag_list(self, invoice):
+        return ", ".join(invoice.flags) or "—"
+
+    @admin.display(description=_("refund owed"))
+    def refund_owed_display(self, invoice):
+        amount = in_asset_units(invoice.refund_owed, asset=invoice.asset)
+        return f"{amount} {invoice.asset.symbol}"
+
+    @admin.action(description=_("Mark as paid (with a reason)"), permissions=["change"])
+    def mark_paid(self, request, queryset):
+        form = MarkPaidForm(request.POST if "apply" in request.POST else None)
+        if form.is_valid():
+            done = 0
+            for invoice in queryset.select_related("order"):
+                try:
+                    done += invoice_mark_paid(
+                        invoice=invoice,
+                        staff_user=request.user,
+                        reason=form.cleaned_data["reason"],
+                    )
+                except PaymentError as exc:
+                    self.message_user(request, f"{invoice.order}: {exc.message}", messages.ERROR)
+            if done:
+                message = _("%(count)d order(s) marked paid.") % {"count": done}
+                self.message_user(request, message, messages.SUCCESS)
+            return None
+        return TemplateResponse(
+            request,
+            "payments/admin/mark_paid.html",
+            {
+                **self.admin_site.each_context(request),
+                "title": _("Mark as paid"),
+                "form": form,
+                "invoices": queryset,
+                "action_checkbox_name": ACTION_CHECKBOX_NAME,
+                "opts": self.model._meta,
+            },
+        )
+
+
+@admin.register(Transfer)
+class TransferAdmin(admin.ModelAdmin):
+    list_display = ["tx_hash", "log_index", "chain", "asset", "amount", "status", "invoice"]
+    list_filter = ["chain", "status", "disposition", "asset"]
+    search_fields = ["tx_hash", "to_address", "from_address"]
+    readonly_fields = [f.name for f in Transfer._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+
+@admin.register(PaymentClaim)
+class PaymentClaimAdmin(admin.ModelAdmin):
+    list_display = ["order", "user", "tx_hash", "created_at"]
+    search_fields = ["order__number", "tx_hash"]
+    readonly_fields = ["order", "invoice", "user", "tx_hash", "created_at"]
+
+
+@admin.register(ScanCursor)
+class ScanCursorAdmin(admin.ModelAdmin):
+    list_display = ["chain", "block_number", "head_block", "block_range", "updated_at"]
+    readonly_fields = ["chain", "block_number", "block_hash", "head_block", "updated_at"]

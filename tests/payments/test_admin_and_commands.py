@@ -1,0 +1,89 @@
+"""Staff settle by hand; the devnet commands; /healthz reports the chain."""
+
+from decimal import Decimal
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from orders.models import OrderStatus
+from payments.models import Asset, Chain, Invoice
+from payments.scanner import chain_scan
+from tests.factories import OrderFactory
+from tests.payments.helpers import order_with_invoice, reload, timeline
+
+pytestmark = pytest.mark.chain
+
+
+def test_staff_mark_an_invoice_paid_with_a_reason_through_the_allowed_steps(devnet, client, staff):
+    invoice = order_with_invoice(devnet.usdc)
+    client.force_login(staff)
+    changelist = "/admin/payments/invoice/"
+    asked = client.post(changelist, {"action": "mark_paid", "_selected_action": [invoice.pk]})
+    assert asked.status_code == 200 and b'name="reason"' in asked.content
+
+    client.post(
+        changelist,
+        {
+            "action": "mark_paid",
+            "_selected_action": [invoice.pk],
+            "apply": "1",
+            "reason": "Paid by bank transfer, see ticket 42",
+        },
+    )
+    invoice, order = reload(invoice)
+    assert order.status == OrderStatus.PAID
+    assert invoice.marked and invoice.marked_by == staff
+    assert timeline(order) == ["confirming", "paid"]
+    paid = order.events.get(new_status="paid", kind="status")
+    assert paid.actor == "staff" and paid.actor_user == staff
+    assert paid.reason == "Paid by bank transfer, see ticket 42"
+
+
+def test_mark_as_paid_needs_a_reason(devnet, client, staff):
+    invoice = order_with_invoice(devnet.usdc)
+    client.force_login(staff)
+    client.post(
+        "/admin/payments/invoice/",
+        {"action": "mark_paid", "_selected_action": [invoice.pk], "apply": "1", "reason": " "},
+    )
+    assert reload(invoice)[1].status == OrderStatus.AWAITING_PAYMENT
+
+
+def test_admin_lists_invoices_by_flag(devnet, client, staff):
+    invoice = order_with_invoice(devnet.usdc)
+    Invoice.objects.filter(pk=invoice.pk).update(overpaid=True)
+    client.force_login(staff)
+    response = client.get("/admin/payments/invoice/?overpaid__exact=1")
+    assert response.status_code == 200 and invoice.order.number.encode() in response.content
+    assert client.get(f"/admin/payments/invoice/{invoice.pk}/change/").status_code == 200
+
+
+def test_setup_devnet_is_idempotent_and_simulate_payment_pays(anvil, db, settings, celery_eager):
+    settings.PAYMENTS_DERIVATION_START = 900_000
+    out = StringIO()
+    call_command("setup_devnet", rpc_url=anvil.url, stdout=out)
+    call_command("setup_devnet", rpc_url=anvil.url, stdout=out)
+    assert out.getvalue().count("Deployed the test USDC") == 1
+    assert "already deployed" in out.getvalue()
+    chain = Chain.objects.get(chain_id=31337)
+    assert Asset.objects.filter(chain=chain).count() == 2
+
+    order = OrderFactory(total=Decimal("92.00"))
+    call_command("simulate_payment", order.number, "--amount", "40", stdout=out)
+    chain_scan(chain=chain)
+    call_command("simulate_payment", order.number, stdout=out)  # the 60 USDC left
+    anvil.rpc("anvil_mine", [hex(3)])
+    chain_scan(chain=chain)
+    invoice, order = reload(order.invoices.get())
+    assert invoice.amount_received == 100_000_000 and order.status == OrderStatus.PAID
+
+
+def test_healthz_reports_each_active_chain(devnet, client):
+    body = client.get("/healthz").json()
+    entry = body["chain"]["chains"]["Anvil devnet"]
+    assert entry["ok"] and entry["head"] >= entry["cursor"] and entry["lag"] >= 0
+
+    Chain.objects.update(default_rpc_url="http://127.0.0.1:1")
+    response = client.get("/healthz")
+    assert response.status_code == 503 and response.json()["chain"]["ok"] is False
