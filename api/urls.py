@@ -1,7 +1,7 @@
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from api.views import catalog, orders, payments
+from api.views import catalog, orders, payments, webhooks
 
 app_name = "api"
 
@@ -15,6 +15,22 @@ v1 = [
     path("orders/<slug:number>/", orders.OrderDetailApi.as_view(), name="order-detail"),
     path("orders/<slug:number>/cancel/", orders.OrderCancelApi.as_view(), name="order-cancel"),
     path("orders/<slug:number>/paid/", orders.OrderPaidApi.as_view(), name="order-paid"),
+    path("webhooks/", webhooks.WebhookEndpointListApi.as_view(), name="webhook-list"),
+    path(
+        "webhooks/<int:endpoint_id>/",
+        webhooks.WebhookEndpointDetailApi.as_view(),
+        name="webhook-detail",
+    ),
+    path(
+        "webhooks/<int:endpoint_id>/deliveries/",
+        webhooks.WebhookDeliveryListApi.as_view(),
+        name="webhook-delivery-list",
+    ),
+    path(
+        "webhooks/<int:endpoint_id>/deliveries/<uuid:delivery_id>/redeliver/",
+        webhooks.WebhookRedeliverApi.as_view(),
+        name="webhook-redeliver",
+    ),
 ]
 
 urlpatterns = [

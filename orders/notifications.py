@@ -5,6 +5,7 @@ from django.core.mail import send_mail
 from django.template.loader import render_to_string
 from django.utils import timezone, translation
 
+from api.webhooks.services import webhook_deliveries_create
 from orders.models import OrderEvent, OrderStatus
 
 # E-mail template per status reached; `ending_soon` is a note event sent by the beat task.
@@ -33,6 +34,7 @@ def order_event_dispatch(*, event: OrderEvent) -> None:
     )
     if not claimed:
         return
+    webhook_deliveries_create(event=event)
     template = _email_for(event)
     if template:
         send_order_email(order=event.order, template=template)

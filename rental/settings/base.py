@@ -228,6 +228,12 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
         "options": {"expires": PAYMENTS_SCAN_INTERVAL_SECONDS * 2},
     },
     "payments-devnet-rates": {"task": "payments.tasks.devnet_rates_refresh_task", "schedule": 60.0},
+    # Webhook deliveries whose retry time has come (the rows survive worker restarts).
+    "api-webhook-deliveries-due": {
+        "task": "api.tasks.webhook_deliveries_due_task",
+        "schedule": 10.0,
+        "options": {"expires": 20.0},
+    },
 }
 
 # --- Store -----------------------------------------------------------------------
@@ -271,7 +277,10 @@ SPECTACULAR_SETTINGS = {
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
     "SERVE_AUTHENTICATION": [],
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {"OrderStatusEnum": "orders.models.OrderStatus.choices"},
+    "ENUM_NAME_OVERRIDES": {
+        "OrderStatusEnum": "orders.models.OrderStatus.choices",
+        "WebhookEventEnum": "api.models.WebhookEvent.choices",
+    },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",

@@ -7,6 +7,7 @@ from accounts.models import ApiKey
 from accounts.services import api_key_create
 from payments.models import Asset, Chain
 from payments.services import rate_record
+from tests.api.receiver import receiver_start
 from tests.factories import EnvironmentFactory, GpuModelFactory
 
 
@@ -91,3 +92,13 @@ def order_body(gpu, pytorch, usdc):
         "term_days": 7,
         "asset": "usdc-devnet",
     }
+
+
+@pytest.fixture
+def receiver(settings):
+    """A webhook receiver on a local port; local targets are allowed as in development."""
+    settings.API_WEBHOOK_ALLOW_LOCAL_TARGETS = True
+    receiver, server = receiver_start()
+    yield receiver
+    server.shutdown()
+    server.server_close()
