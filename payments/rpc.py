@@ -147,6 +147,8 @@ class RpcClient:
         self.backoff = settings.PAYMENTS_RPC_BACKOFF_SECONDS if backoff is None else backoff
         self.session = requests.Session()
         self.calls: Counter[str] = Counter()
+        # HTTP round trips: a JSON-RPC batch is one request for several calls.
+        self.http_requests = 0
         self._ids = 0
 
     # --- transport ------------------------------------------------------------------------
@@ -159,6 +161,7 @@ class RpcClient:
         delay = self.backoff
         for attempt in range(self.retries + 1):
             last_try = attempt == self.retries
+            self.http_requests += 1
             try:
                 response = self.session.post(self.url, json=payload, timeout=self.timeout)
             except requests.RequestException as exc:
