@@ -17,9 +17,12 @@ from decimal import Decimal
 # French puts a non-breaking space before these signs; writing it by hand in every
 # sentence is error-prone, so the seed texts are typed with plain spaces.
 _FRENCH_SPACE_BEFORE = re.compile(r" ([:;?!%»])")
+# Nor should a line break split a quantity from its unit ("80 / Go").
+_FRENCH_NUMBER_UNIT = re.compile(r"(\d) (Go|To)\b")
 
 
 def text(fr: str, en: str) -> dict[str, str]:
+    fr = _FRENCH_NUMBER_UNIT.sub("\\1\u00a0\\2", fr)
     return {"fr": _FRENCH_SPACE_BEFORE.sub("\u00a0\\1", fr), "en": en}
 
 
@@ -550,7 +553,7 @@ GPUS: list[dict] = [
                 ),
                 text(
                     "Comptez trois jours pour reproduire un résultat précis, une semaine pour "
-                    "explorer quelques variantes, trente jours pour une série longue jalonnée "
+                    "essayer quelques variantes, trente jours pour une série longue jalonnée "
                     "de points de reprise. Étiquetez chaque checkpoint avec son étape et sa "
                     "configuration, et vérifiez qu’il se recharge avant la fin de la "
                     "location.\n\n"

@@ -31,8 +31,8 @@ def test_every_gpu_page_shows_memory_prices_for_each_term_and_availability(
     response = client.get(_url("catalog:gpu_detail", language, slug=slug))
     assert response.status_code == 200
     page = _visible(response.content.decode())
-    unit = "Go" if language == "fr" else "GB"
-    assert f"{gpu.memory_gb} {unit} {gpu.memory_type}" in page
+    unit = "\u00a0Go" if language == "fr" else " GB"
+    assert f"{gpu.memory_gb}{unit} {gpu.memory_type}" in page
     for price in gpu.prices.all():
         with translation.override(language):
             assert money(price.daily_rate) in page
