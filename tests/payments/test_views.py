@@ -134,3 +134,17 @@ def test_an_underpaying_customer_sees_what_is_left_to_send(devnet, logged_in, cu
     page = logged_in.get(url("page", invoice.order)).content.decode()
     assert "Amount left to send" in page and "7.5</span> USDC" in page
     assert "send 7.5 USDC more to the same address" in page
+
+
+def test_ive_paid_without_a_hash_checks_the_balance_and_scans_at_once(
+    devnet, logged_in, customer, django_capture_on_commit_callbacks
+):
+    invoice = order_with_invoice(devnet.eth, user=customer, total=Decimal("300.00"))
+    devnet.pay_native(invoice.deposit_address, int(invoice.amount_due))
+    with django_capture_on_commit_callbacks(execute=True):
+        response = logged_in.post(url("claim", invoice.order), {"tx_hash": ""})
+    assert response.status_code == 302
+    invoice.order.refresh_from_db()
+    assert invoice.order.status == "confirming"
+    claimed = invoice.order.events.get(kind=OrderEvent.Kind.PAYMENT_CLAIMED)
+    assert claimed.actor == "customer" and claimed.actor_user == customer
