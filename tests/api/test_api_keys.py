@@ -139,3 +139,14 @@ def test_staff_create_a_key_in_admin_and_see_it_once(client, staff, customer):
         {"action": "revoke_keys", "_selected_action": [api_key.pk]},
     )
     assert key_client(raw_key).get("/api/v1/gpus/").status_code == 401
+
+
+def test_the_french_api_keys_page_has_no_english_left(client, customer):
+    api_key_create(user=customer, name="Backend")
+    revoked, _raw = api_key_create(user=customer, name="Old")
+    api_key_revoke(api_key=revoked)
+    client.force_login(customer)
+    page = client.get("/fr/account/api-keys/").content.decode()
+    assert "Vos clés" in page and "Révoquée le" in page and "Lecture seule" in page
+    for english in ("Your keys", "Create a key", "Last used", "Revoke", "Read only", "Never"):
+        assert english not in page

@@ -39,3 +39,14 @@ def test_an_unknown_api_path_is_a_json_404(client):
     response = client.get("/api/v1/nothing-here/")
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "not_found"
+
+
+def test_the_500_handler_answers_json_under_api_only(rf):
+    from api.errors import page_not_found, server_error
+
+    api_response = server_error(rf.get("/api/v1/gpus/"))
+    assert api_response.status_code == 500
+    assert b'"code": "server_error"' in api_response.content
+    assert page_not_found(rf.get("/api/v1/x/"), Exception()).status_code == 404
+    page = server_error(rf.get("/fr/"))
+    assert page.status_code == 500 and b"server_error" not in page.content
