@@ -253,3 +253,19 @@ class TestWebhooksApi:
         body = {"url": receiver.url, "events": ["order.exploded"]}
         response = api.post("/api/v1/webhooks/", body, format="json")
         assert list(response.json()["error"]["fields"]) == ["events"]
+
+
+def test_staff_see_deliveries_in_admin_and_send_them_again(client, staff, endpoint, place):
+    place()
+    delivery = WebhookDelivery.objects.get()
+    client.force_login(staff)
+    assert client.get("/admin/api/webhookdelivery/").status_code == 200
+    assert client.get(f"/admin/api/webhookdelivery/{delivery.pk}/change/").status_code == 200
+    page = client.get(f"/admin/api/webhookendpoint/{endpoint['id']}/change/").content.decode()
+    assert endpoint["secret"] not in page
+    client.post(
+        "/admin/api/webhookdelivery/",
+        {"action": "redeliver", "_selected_action": [delivery.pk]},
+    )
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == ("pending", 0)

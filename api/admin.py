@@ -1,0 +1,48 @@
+from django.contrib import admin, messages
+from django.utils.translation import gettext_lazy as _
+
+from api.models import WebhookDelivery, WebhookEndpoint
+from api.webhooks.services import webhook_delivery_redeliver
+
+
+@admin.register(WebhookEndpoint)
+class WebhookEndpointAdmin(admin.ModelAdmin):
+    """Customers manage their endpoints through the API; staff look, and may remove one."""
+
+    list_display = ["url", "user", "created_at"]
+    search_fields = ["url", "user__email"]
+    readonly_fields = ["user", "url", "events", "created_at"]
+    exclude = ["secret"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(admin.ModelAdmin):
+    list_display = [
+        "id",
+        "event_type",
+        "endpoint",
+        "status",
+        "attempts",
+        "last_status_code",
+        "next_attempt_at",
+        "created_at",
+    ]
+    list_filter = ["status", "event_type"]
+    search_fields = ["id", "endpoint__url", "endpoint__user__email"]
+    list_select_related = ["endpoint"]
+    actions = ["redeliver"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [field.name for field in WebhookDelivery._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    @admin.action(description=_("Send the selected deliveries again"))
+    def redeliver(self, request, queryset):
+        for delivery in queryset:
+            webhook_delivery_redeliver(delivery=delivery)
+        messages.success(request, _("%(count)d deliveries queued.") % {"count": queryset.count()})
