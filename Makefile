@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 MANAGE := $(BIN)/python manage.py
 APPS := accounts catalog orders payments api
 
-.PHONY: run test lint format messages compilemessages lock deps bench services-check system-packages clean
+.PHONY: run test lint format messages compilemessages lock deps bench services-check system-packages contracts clean
 
 $(BIN)/.installed: requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,7 +32,7 @@ messages: $(BIN)/.installed
 	done
 
 run: deps compilemessages
-	mkdir -p var
+	mkdir -p var/celery/queue var/celery/processed
 	$(MANAGE) migrate --no-input
 	$(MANAGE) seed_catalog
 	$(BIN)/honcho start
@@ -69,6 +69,10 @@ lock: $(BIN)/.installed
 
 bench: deps compilemessages
 	$(BIN)/python bench/run.py
+
+# Recompiles contracts/TestUSDC.sol into contracts/build/ (committed; Python needs no node).
+contracts: node_modules/.installed
+	$(BIN)/python contracts/build.py
 
 clean:
 	rm -rf var/* staticfiles .pytest_cache

@@ -62,3 +62,14 @@ def order_timeline(*, order: Order, events: list[OrderEvent]) -> list[TimelineSt
 
 def order_is_final(*, order: Order) -> bool:
     return order.status in FINAL_STATUSES
+
+
+def order_page_context(*, order: Order) -> dict:
+    """What the order page shows besides the payment section, in a fixed number of queries."""
+    events = list(order.events.select_related("actor_user"))
+    return {
+        "order": order,
+        "events": events,
+        "timeline": order_timeline(order=order, events=events),
+        "is_final": order_is_final(order=order),
+    }

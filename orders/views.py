@@ -14,6 +14,7 @@ from orders import selectors
 from orders.forms import ConfigureForm
 from orders.models import Order, OrderEvent
 from orders.services import OrderError, order_cancel, order_create, quote_build
+from payments.selectors import payment_context
 
 # OrderError names service fields; the form calls the term `term` (it is also the query key).
 FORM_FIELD = {
@@ -128,27 +129,21 @@ def _own_order(request, number: str) -> Order:
         raise Http404 from exc
 
 
-def _detail_context(request, order: Order) -> dict:
-    events = list(order.events.select_related("actor_user"))
-    return {
-        "order": order,
-        "events": events,
-        "timeline": selectors.order_timeline(order=order, events=events),
-        "is_final": selectors.order_is_final(order=order),
-    }
-
-
 @login_required
 def order_detail(request, number):
     order = _own_order(request, number)
-    return render(request, "orders/order_detail.html", _detail_context(request, order))
+    context = {
+        **selectors.order_page_context(order=order),
+        "payment": payment_context(order=order),
+    }
+    return render(request, "orders/order_detail.html", context)
 
 
 @login_required
 def order_status(request, number):
     """The live part of the order page (status, timeline, events), polled by htmx."""
     order = _own_order(request, number)
-    return render(request, "orders/_status.html", _detail_context(request, order))
+    return render(request, "orders/_status.html", selectors.order_page_context(order=order))
 
 
 @login_required

@@ -106,7 +106,6 @@ def payment_context(*, order: Order, now=None) -> dict:
         "can_issue": payable and (invoice is None or not invoice.transfers.exists()),
         "issue_form": AssetChoiceForm() if payable else None,
         "claim_form": PaymentClaimForm(),
-        "events": list(order.events.select_related("actor_user").order_by("created_at", "id")),
         "polling": order.status not in FINAL_STATUSES
         and not (invoice is None and not payable)
         and (invoice is None or now < invoice.monitor_until),

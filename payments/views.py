@@ -2,11 +2,10 @@
 
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import NoReverseMatch, reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from orders.models import Order
+from orders.selectors import order_page_context
 from payments.forms import AssetChoiceForm, PaymentClaimForm
 from payments.selectors import payment_context
 from payments.services import PaymentError, invoice_issue, payment_claim_record
@@ -21,25 +20,19 @@ def _is_htmx(request) -> bool:
     return request.headers.get("HX-Request") == "true"
 
 
-def _back(request, order: Order):
-    target = request.POST.get("next", "")
-    if target and url_has_allowed_host_and_scheme(
-        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
-    ):
-        return redirect(target)
-    try:
-        return redirect(reverse("orders:detail", args=[order.number]))
-    except NoReverseMatch:
-        return redirect("payments:page", number=order.number)
+def _back(order: Order):
+    return redirect("orders:detail", number=order.number)
 
 
 def _render_section(request, order: Order, *, status: int = 200, **forms):
+    """The payment section alone for htmx, else the whole order page (it is the payment page)."""
     payment = payment_context(order=order)
     payment.update({name: form for name, form in forms.items() if form is not None})
-    template = (
-        "payments/_payment_section.html" if _is_htmx(request) else "payments/payment_page.html"
-    )
-    return render(request, template, {"order": order, "payment": payment}, status=status)
+    if _is_htmx(request):
+        context = {"order": order, "payment": payment}
+        return render(request, "payments/_payment_section.html", context, status=status)
+    context = {**order_page_context(order=order), "payment": payment}
+    return render(request, "orders/order_detail.html", context, status=status)
 
 
 @login_required
@@ -60,7 +53,7 @@ def payment_issue(request, number: str):
             form.add_error(None, exc.message)
     if not form.is_valid():
         return _render_section(request, order, status=400, issue_form=form)
-    return _render_section(request, order) if _is_htmx(request) else _back(request, order)
+    return _render_section(request, order) if _is_htmx(request) else _back(order)
 
 
 @login_required
@@ -79,7 +72,7 @@ def payment_claim(request, number: str):
         return _render_section(request, order, status=400, claim_form=form)
     if _is_htmx(request):
         return _render_section(request, order, claimed=True)
-    return _back(request, order)
+    return _back(order)
 
 
 @login_required
