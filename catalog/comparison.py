@@ -50,9 +50,10 @@ class BarChart:
 def bar_chart(
     items: Sequence[tuple[str, Decimal | int]],
     *,
-    width: int = 520,
-    label_width: int = 120,
-    value_width: int = 90,
+    # Narrow on purpose: the SVG scales down to a 360px phone and its text must stay legible.
+    width: int = 420,
+    label_width: int = 104,
+    value_width: int = 76,
     row_height: int = 32,
     bar_height: int = 20,
 ) -> BarChart:
