@@ -2,7 +2,7 @@
 queries."""
 
 from dataclasses import dataclass
-from decimal import Decimal, localcontext
+from decimal import Decimal
 
 from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import Prefetch, QuerySet
@@ -13,7 +13,7 @@ from catalog.models import Environment, GpuModel
 from catalog.selectors import active_environments, gpus_with_availability
 from orders.models import Order
 from payments.models import Asset, Chain, Invoice, Transfer
-from payments.selectors import assets_offered
+from payments.selectors import assets_offered, eip681_uri, in_asset_units
 
 
 def api_key_for_raw_key(*, raw_key: str) -> ApiKey | None:
@@ -82,24 +82,12 @@ class PaymentView:
 
     @property
     def amount_display(self) -> str:
-        return base_units_display(self.invoice.amount_due, decimals=self.asset.decimals)
+        return in_asset_units(self.invoice.amount_due, asset=self.asset)
 
     @property
     def uri(self) -> str:
-        """EIP-681 payment request: wallets fill in recipient, amount and chain from it."""
-        amount = int(self.invoice.amount_due)
-        address, chain_id = self.invoice.deposit_address, self.chain.chain_id
-        if self.asset.is_native:
-            return f"ethereum:{address}@{chain_id}?value={amount}"
-        token = self.asset.contract_address
-        return f"ethereum:{token}@{chain_id}/transfer?address={address}&uint256={amount}"
-
-
-def base_units_display(amount: Decimal, *, decimals: int) -> str:
-    with localcontext() as context:
-        context.prec = 100
-        value = (Decimal(amount) / (Decimal(10) ** decimals)).normalize()
-    return format(value, "f")
+        # The same EIP-681 request as the order page's QR code (what is left to pay).
+        return eip681_uri(invoice=self.invoice)
 
 
 def _head_block(chain: Chain) -> int | None:
@@ -109,10 +97,11 @@ def _head_block(chain: Chain) -> int | None:
         return None
 
 
-def _confirmations(transfer: Transfer, head: int | None) -> int:
-    if head is None or transfer.status == Transfer.Status.ORPHANED:
+def _confirmations(transfer: Transfer, head: int | None, required: int) -> int:
+    if transfer.status == Transfer.Status.ORPHANED:
         return 0
-    return max(head - transfer.block_number + 1, 0)
+    seen = 0 if head is None else max(head - transfer.block_number + 1, 0)
+    return max(seen, required) if transfer.status == Transfer.Status.CONFIRMED else seen
 
 
 def order_payment(*, order: Order) -> PaymentView | None:
@@ -120,16 +109,19 @@ def order_payment(*, order: Order) -> PaymentView | None:
 
     Expects `order` from api_orders_for_user (invoices, chain cursor and transfers prefetched).
     """
-    invoices = list(order.invoices.all())
-    invoice = next((i for i in invoices if i.status == Invoice.Status.OPEN), None)
-    invoice = invoice or (max(invoices, key=lambda i: i.created_at) if invoices else None)
+    # As payments.selectors.invoice_current, from the prefetched rows: the open invoice,
+    # else the latest one that was not replaced.
+    invoices = sorted(order.invoices.all(), key=lambda i: i.created_at, reverse=True)
+    invoice = next((i for i in invoices if i.status == Invoice.Status.OPEN), None) or next(
+        (i for i in invoices if i.status != Invoice.Status.CLOSED), None
+    )
     if invoice is None:
         return None
     chain = invoice.asset.chain
     head = _head_block(chain)
     transfers, counted = [], []
     for transfer in invoice.transfers.all():
-        confirmations = _confirmations(transfer, head)
+        confirmations = _confirmations(transfer, head, chain.confirmations)
         transfers.append(
             TransferView(
                 tx_hash=transfer.tx_hash,

@@ -1,6 +1,7 @@
 from decimal import Decimal
 
 import pytest
+from eth_utils import to_checksum_address
 
 from orders.models import Order, OrderEvent, OrderStatus
 from payments.models import PaymentClaim
@@ -53,8 +54,8 @@ def test_placing_an_order_issues_payment_instructions(api, order_body, customer)
     assert payment["confirmations_required"] == 3
     assert payment["address"].startswith("0x") and len(payment["address"]) == 42
     assert payment["uri"] == (
-        f"ethereum:{payment['token_address']}@31337/transfer"
-        f"?address={payment['address']}&uint256=1095652174"
+        f"ethereum:{to_checksum_address(payment['token_address'])}@31337/transfer"
+        f"?address={to_checksum_address(payment['address'])}&uint256=1095652174"
     )
     assert Order.objects.get(number=order["number"]).user == customer
 
@@ -64,7 +65,8 @@ def test_payment_in_the_native_coin_has_no_token_address(api, order_body):
     payment = response.json()["payment"]
     assert payment["token_address"] is None
     assert payment["amount"] == str(336 * 10**15)  # 1008 EUR at 3000 EUR/ETH
-    assert payment["uri"] == f"ethereum:{payment['address']}@31337?value={336 * 10**15}"
+    address = to_checksum_address(payment["address"])
+    assert payment["uri"] == f"ethereum:{address}@31337?value={336 * 10**15}"
 
 
 def test_payment_assets(api, usdc):
