@@ -38,6 +38,18 @@ def test_po_file_has_no_untranslated_or_fuzzy_entry(path):
     assert not fuzzy, f"fuzzy in {path.relative_to(ROOT)}: {fuzzy}"
 
 
+def test_a_string_has_one_french_translation_across_apps():
+    # Django merges the apps' catalogs: two translations of one msgid means one app loses.
+    translations: dict[tuple, set[str]] = {}
+    for path in french_po_files():
+        for entry in polib.pofile(str(path)).translated_entries():
+            key = (entry.msgctxt, entry.msgid)
+            text = entry.msgstr or repr(sorted(entry.msgstr_plural.items()))
+            translations.setdefault(key, set()).add(text)
+    clashes = {key: texts for key, texts in translations.items() if len(texts) > 1}
+    assert not clashes, f"add a context (pgettext) or agree on one translation: {clashes}"
+
+
 def test_there_is_a_french_catalog_for_the_catalog_app():
     assert ROOT / "catalog/locale/fr/LC_MESSAGES/django.po" in french_po_files()
 

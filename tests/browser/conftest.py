@@ -44,9 +44,9 @@ class PageProblems(list):
 EXPECTED_CONSOLE = ("htmx:sendAbort", "htmx:afterRequest")
 
 
-def _record(problems: PageProblems, message) -> None:
+def _record(problems: PageProblems, page, message) -> None:
     if message.type == "error" and message.text not in EXPECTED_CONSOLE:
-        problems.append(message.text)
+        problems.append(f"{page.url}: {message.text}")
 
 
 def _open_context(browser, live_server, viewport, locale):
@@ -54,7 +54,7 @@ def _open_context(browser, live_server, viewport, locale):
     context.set_default_timeout(15_000)
     page = context.new_page()
     problems = PageProblems()
-    page.on("console", lambda message: _record(problems, message))
+    page.on("console", lambda message: _record(problems, page, message))
     page.on("pageerror", lambda error: problems.append(str(error)))
     return context, page, problems
 
@@ -85,7 +85,8 @@ def catalog(transactional_db):
 def screenshot(page, name: str) -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
+    # caret="initial": hiding the caret injects a style element, which the CSP refuses.
+    page.screenshot(path=str(path), full_page=True, caret="initial")
     return path
 
 

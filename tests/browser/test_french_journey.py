@@ -1,0 +1,81 @@
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from catalog.models import TermPrice
+from orders.models import Order, OrderStatus
+from payments.models import Invoice
+from tests.browser.conftest import screenshot
+
+pytestmark = [pytest.mark.browser, pytest.mark.chain, pytest.mark.django_db(transaction=True)]
+PASSWORD = "correct-Horse-battery-9"
+
+
+def test_french_visitor_rents_two_h100_and_pays_on_chain(desktop, catalog, devnet):
+    page = desktop
+    page.goto("/")
+    expect(page).to_have_url(re.compile(r"/fr/$"))
+    page.click("a[href='/fr/gpus/h100-sxm/']")
+    expect(page.locator("h1")).to_contain_text("H100 SXM")
+    page.locator("a[href^='/fr/gpus/h100-sxm/configure/']").first.click()
+
+    page.check("input[name=environment][value=pytorch]")
+    page.fill("input[name=quantity]", "2")
+    page.check("input[name=term][value='7']")
+    rate = TermPrice.objects.get(gpu__slug="h100-sxm", term_days=7).daily_rate
+    expected_total = f"{rate * 7 * 2}".replace(".", ",")
+    # The price follows the form without a reload.
+    expect(page.get_by_test_id("quote-total")).to_contain_text(expected_total)
+    screenshot(page, "journey-fr-configurator")
+    page.click("button.order-button")
+
+    page.wait_for_url("**/fr/accounts/signup/**")
+    page.fill("input[name=first_name]", "Émilie")
+    page.fill("input[name=last_name]", "du Châtelet")
+    page.fill("input[name=email]", "emilie@example.fr")
+    page.fill("input[name=password1]", PASSWORD)
+    page.fill("input[name=password2]", PASSWORD)
+    page.click("form.form button[type=submit]")
+
+    # Back on the same configuration, to confirm it.
+    page.wait_for_url("**/fr/gpus/h100-sxm/configure/?*")
+    expect(page.locator("input[name=quantity]")).to_have_value("2")
+    expect(page.get_by_test_id("quote-total")).to_contain_text(expected_total)
+    page.click("button.order-button")
+
+    page.wait_for_url(re.compile(r"/fr/account/orders/LG-[A-Z0-9-]+/$"))
+    order = Order.objects.get(user__email="emilie@example.fr")
+    expect(page.get_by_test_id("order-number")).to_have_text(order.number)
+    expect(page.get_by_test_id("order-total")).to_contain_text(expected_total)
+
+    page.check(f"input[name=asset][value='{devnet.usdc.slug}']")
+    page.click("text=Afficher les instructions de paiement")
+    expect(page.get_by_test_id("payment-address")).to_be_visible()
+    expect(page.locator(".payment-qr svg")).to_be_visible()
+    invoice = Invoice.objects.get(order=order)
+    address = page.get_by_test_id("payment-address").inner_text()
+    assert address.lower() == invoice.deposit_address.lower()
+    amount = page.get_by_test_id("payment-amount").inner_text()
+    assert (
+        amount.replace(",", ".")
+        == str(invoice.amount_due / 10**devnet.usdc.decimals).rstrip("0").rstrip(".")
+        or amount
+    )
+    screenshot(page, "journey-fr-payment")
+
+    tx_hash = devnet.pay_token(invoice.deposit_address, int(invoice.amount_due))
+    page.fill("input[name=tx_hash]", tx_hash)
+    page.get_by_test_id("claim-button").click()
+    expect(page.get_by_test_id("order-status")).to_contain_text("Paiement en confirmation")
+
+    devnet.mine(devnet.chain.confirmations)
+    devnet.scan()
+    # No reload: the status part of the page polls and reaches "paid".
+    expect(page.get_by_test_id("order-status")).to_contain_text("Payée", timeout=15_000)
+    expect(page.locator(".timeline-step[data-status=paid]")).to_have_class(
+        re.compile("step-(done|current)")
+    )
+    screenshot(page, "journey-fr-paid")
+    order.refresh_from_db()
+    assert order.status == OrderStatus.PAID
