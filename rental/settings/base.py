@@ -269,7 +269,7 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": (
         "Rent GPUs for 3, 7 or 30 days and pay in crypto, from your own software. "
         "Authenticate with `Authorization: Api-Key <key>`; create keys on your account's "
-        "API keys page. Errors are `{\"error\": {\"code\", \"message\", \"fields\"}}`."
+        'API keys page. Errors are `{"error": {"code", "message", "fields"}}`.'
     ),
     "VERSION": "1.0.0",
     "SCHEMA_PATH_PREFIX": r"/api/v1",
