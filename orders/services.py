@@ -15,6 +15,7 @@ from catalog.models import TERMS, Environment, GpuModel, TermPrice
 from catalog.selectors import gpu_available_units
 from orders.models import Order, OrderEvent, OrderStatus
 from orders.transitions import order_event_record, order_transition
+from payments.selectors import order_has_received_funds
 
 Actor = OrderEvent.Actor
 
@@ -178,7 +179,8 @@ def order_create(
             order=order,
             kind=OrderEvent.Kind.STATUS,
             actor=actor,
-            actor_user=user if actor == Actor.CUSTOMER else None,
+            # The owner placed it, in the browser or through their API key.
+            actor_user=user,
             data={"quantity": quantity, "term_days": term_days, "total": str(quote.total)},
             old_status="",
         )
@@ -188,9 +190,18 @@ def order_create(
 def order_cancel(
     *, order: Order, actor: str, actor_user: User | None = None, reason: str = ""
 ) -> bool:
-    """Cancel an order on which nothing was received; its units are free at once."""
+    """Cancel an order on which nothing was received; its units are free at once.
+
+    A transfer that lands after this check finds the order cancelled: the watcher records it
+    against the closed invoice and flags it for staff, it never credits it elsewhere.
+    """
     if order.status not in (OrderStatus.AWAITING_PAYMENT, OrderStatus.EXPIRED):
         raise OrderError(_("Only an unpaid order can be cancelled."), code="not_cancellable")
+    if order_has_received_funds(order=order):
+        raise OrderError(
+            _("A payment has reached this order: it can no longer be cancelled. Contact us."),
+            code="not_cancellable",
+        )
     return order_transition(
         order=order, to=OrderStatus.CANCELLED, actor=actor, actor_user=actor_user, reason=reason
     )

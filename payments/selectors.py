@@ -84,6 +84,15 @@ def _transfer_rows(*, invoice: Invoice, head: int | None) -> list[dict]:
     return rows
 
 
+def order_has_received_funds(*, order: Order) -> bool:
+    """Whether any transfer still on chain reached one of the order's deposit addresses."""
+    return (
+        Transfer.objects.filter(invoice__order=order)
+        .exclude(status=Transfer.Status.ORPHANED)
+        .exists()
+    )
+
+
 def invoice_current(*, order: Order) -> Invoice | None:
     """The open invoice, else the last one that was not replaced."""
     invoices = order.invoices.select_related("asset__chain").order_by("-created_at")

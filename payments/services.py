@@ -114,7 +114,9 @@ def tx_hash_clean(value: str) -> str:
     return value.lower()
 
 
-def payment_claim_record(*, order: Order, user: User, tx_hash: str = "", now=None) -> PaymentClaim:
+def payment_claim_record(
+    *, order: Order, user: User, tx_hash: str = "", actor: str = Actor.CUSTOMER, now=None
+) -> PaymentClaim:
     """The customer says they paid: a timeline event and an immediate check, never a credit.
 
     Presses closer than PAYMENTS_CLAIM_DEDUPE_WINDOW make one claim (and one event), unless
@@ -149,7 +151,7 @@ def payment_claim_record(*, order: Order, user: User, tx_hash: str = "", now=Non
         order_event_record(
             order=order,
             kind=OrderEvent.Kind.PAYMENT_CLAIMED,
-            actor=Actor.CUSTOMER,
+            actor=actor,
             actor_user=user,
             data={"tx_hash": tx_hash} if tx_hash else {},
         )

@@ -387,7 +387,10 @@ class OrderPaidApi(ApiView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         payment_claim_record(
-            order=order, user=request.user, tx_hash=serializer.validated_data["tx_hash"]
+            order=order,
+            user=request.user,
+            tx_hash=serializer.validated_data["tx_hash"],
+            actor=request_actor(request),
         )
         return Response(
             OrderOutputSerializer(order_or_404(request, number)).data,

@@ -150,3 +150,16 @@ def test_ive_paid_without_a_hash_checks_the_balance_and_scans_at_once(
     assert invoice.order.status == "confirming"
     claimed = invoice.order.events.get(kind=OrderEvent.Kind.PAYMENT_CLAIMED)
     assert claimed.actor == "customer" and claimed.actor_user == customer
+
+
+def test_an_underpaid_order_can_no_longer_be_cancelled(devnet, logged_in, customer):
+    invoice = order_with_invoice(devnet.usdc, user=customer)
+    devnet.pay_token(invoice.deposit_address, int(invoice.amount_due) // 2)
+    devnet.mine(3)
+    devnet.scan()
+    invoice.order.refresh_from_db()
+    assert invoice.order.status == "awaiting_payment"
+    response = logged_in.post(f"/en/account/orders/{invoice.order.number}/cancel/", follow=True)
+    assert "A payment has reached this order" in response.content.decode()
+    invoice.order.refresh_from_db()
+    assert invoice.order.status == "awaiting_payment"
