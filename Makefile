@@ -26,7 +26,7 @@ compilemessages: $(BIN)/.installed system-packages
 # Re-extracts every translatable string; edit locale/fr and <app>/locale/fr afterwards.
 messages: $(BIN)/.installed
 	$(MANAGE) makemessages -l fr --no-obsolete --ignore=.venv --ignore=node_modules \
-		$(foreach app,$(APPS),--ignore=$(app)/*)
+		--ignore=tests/* --ignore=bench/* $(foreach app,$(APPS),--ignore=$(app)/*)
 	for app in $(APPS); do \
 		if [ -d $$app/locale ]; then (cd $$app && ../$(MANAGE) makemessages -l fr --no-obsolete); fi; \
 	done

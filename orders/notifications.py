@@ -2,6 +2,7 @@
 
 from django.conf import settings
 from django.core.mail import send_mail
+from django.db import transaction
 from django.template.loader import render_to_string
 from django.utils import timezone, translation
 
@@ -28,13 +29,19 @@ def _email_for(event: OrderEvent) -> str | None:
 
 
 def order_event_dispatch(*, event: OrderEvent) -> None:
-    """Send what this event owes the outside world, once even if the task runs twice."""
-    claimed = OrderEvent.objects.filter(pk=event.pk, dispatched_at__isnull=True).update(
-        dispatched_at=timezone.now()
-    )
-    if not claimed:
-        return
-    webhook_deliveries_create(event=event)
+    """Send what this event owes the outside world, once even if the task runs twice.
+
+    The claim and the webhook delivery rows commit together: a worker that dies before the
+    commit leaves the event unclaimed for the next run. The e-mail goes after the commit, so
+    it is sent at most once.
+    """
+    with transaction.atomic():
+        claimed = OrderEvent.objects.filter(pk=event.pk, dispatched_at__isnull=True).update(
+            dispatched_at=timezone.now()
+        )
+        if not claimed:
+            return
+        webhook_deliveries_create(event=event)
     template = _email_for(event)
     if template:
         send_order_email(order=event.order, template=template)

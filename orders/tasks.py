@@ -1,7 +1,21 @@
+import logging
+from datetime import timedelta
+
 from celery import shared_task
+from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerUnavailable
 
 from orders import notifications, services
 from orders.models import OrderEvent
+
+logger = logging.getLogger(__name__)
+
+# An event still undispatched after this long lost its task (broker down when it was queued,
+# or a broker restart dropped the message): the sweep queues it again.
+PENDING_DISPATCH_GRACE = timedelta(minutes=2)
+# Older events are left alone: re-sending a days-old e-mail would confuse more than help.
+PENDING_DISPATCH_HORIZON = timedelta(days=2)
+PENDING_DISPATCH_BATCH = 500
 
 
 @shared_task(acks_late=True)
@@ -11,6 +25,42 @@ def order_event_dispatch_task(event_id: int) -> None:
     )
     if event is not None:
         notifications.order_event_dispatch(event=event)
+
+
+def order_event_dispatch_enqueue(event_id: int) -> None:
+    """Queue an event's side effects; with the broker down, the pending sweep sends them later.
+
+    Runs after the event's transaction committed: raising here would turn a saved order into
+    an error page, so a broker failure is logged, not raised.
+    """
+    try:
+        order_event_dispatch_task.delay(event_id)
+    except BrokerUnavailable as exc:
+        logger.warning("order event %s not queued, left to the pending sweep: %s", event_id, exc)
+
+
+@shared_task(acks_late=True)
+def orders_dispatch_pending_task(
+    grace_seconds: float = PENDING_DISPATCH_GRACE.total_seconds(),
+) -> int:
+    """Beat: queue again the recent events whose side effects were never handed over.
+
+    A copy of a task still waiting in the queue is harmless: the dispatch claims the event
+    with a conditional update, so the side effects run once.
+    """
+    now = timezone.now()
+    event_ids = list(
+        OrderEvent.objects.filter(
+            dispatched_at__isnull=True,
+            created_at__gte=now - PENDING_DISPATCH_HORIZON,
+            created_at__lte=now - timedelta(seconds=grace_seconds),
+        )
+        .order_by("created_at", "id")
+        .values_list("pk", flat=True)[:PENDING_DISPATCH_BATCH]
+    )
+    for event_id in event_ids:
+        order_event_dispatch_task.delay(event_id)
+    return len(event_ids)
 
 
 # Beat tasks: each scans for due orders; two runs at once are safe (conditional updates).

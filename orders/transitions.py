@@ -90,6 +90,6 @@ def order_transition(
 
 def _dispatch_after_commit(event: OrderEvent) -> None:
     # Imported here: tasks import services, which import this module.
-    from orders.tasks import order_event_dispatch_task
+    from orders.tasks import order_event_dispatch_enqueue
 
-    transaction.on_commit(partial(order_event_dispatch_task.delay, event.pk))
+    transaction.on_commit(partial(order_event_dispatch_enqueue, event.pk))

@@ -221,6 +221,12 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "orders-expire-unpaid": {"task": "orders.tasks.orders_expire_task", "schedule": 30.0},
     "orders-complete-ended": {"task": "orders.tasks.orders_complete_task", "schedule": 60.0},
     "orders-warn-ending": {"task": "orders.tasks.orders_warn_ending_task", "schedule": 300.0},
+    # Order events whose dispatch could not be queued (broker down) or was lost with it.
+    "orders-dispatch-pending": {
+        "task": "orders.tasks.orders_dispatch_pending_task",
+        "schedule": 60.0,
+        "options": {"expires": 60.0},
+    },
     # Fans out one scan per active chain; a late copy is useless, so it expires.
     "payments-scan-chains": {
         "task": "payments.tasks.chains_scan_task",

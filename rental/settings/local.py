@@ -6,3 +6,5 @@ from .base import env
 DEBUG = env.bool("DJANGO_DEBUG", default=True)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
 EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+# Webhook receivers on this machine (http://127.0.0.1:...) are fine while developing.
+API_WEBHOOK_ALLOW_LOCAL_TARGETS = True
