@@ -1,0 +1,57 @@
+import pytest
+from django.db import connection
+
+from tests.drills.processes import CeleryWorker, RedisServer, broker_of_this_process, database_url
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "tests/drills/" in str(item.fspath):
+            item.add_marker(pytest.mark.drill)
+
+
+@pytest.fixture
+def redis_server():
+    """A throwaway Redis of this test's own, to crash and restart at will."""
+    server = RedisServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def broker(redis_server):
+    """This process queues its tasks on the throwaway Redis, for real workers to run: not
+    inline, even after the devnet fixture asked for eager tasks."""
+    with broker_of_this_process(redis_server.url) as app:
+        eager = app.conf.task_always_eager
+        app.conf.task_always_eager = False
+        try:
+            yield redis_server
+        finally:
+            app.conf.task_always_eager = eager
+
+
+@pytest.fixture
+def worker_factory(transactional_db, broker, tmp_path):
+    """Workers on the test database and the throwaway broker; all stopped at the end, before
+    the database is flushed."""
+    workers: list[CeleryWorker] = []
+
+    def make(**env) -> CeleryWorker:
+        worker = CeleryWorker(
+            broker_url=broker.url,
+            database_url=database_url(connection.settings_dict),
+            workdir=tmp_path / f"worker{len(workers)}",
+            **env,
+        )
+        workers.append(worker)
+        return worker
+
+    try:
+        yield make
+    finally:
+        for worker in workers:
+            worker.stop()
