@@ -1,7 +1,9 @@
 """The payment section's endpoints. Thin: look the order up, call a service, render."""
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from orders.models import Order
@@ -9,6 +11,7 @@ from orders.selectors import order_page_context
 from payments.forms import AssetChoiceForm, PaymentClaimForm
 from payments.selectors import payment_context
 from payments.services import PaymentError, invoice_issue, payment_claim_record
+from rental.ratelimit import rate_limit_exceeded
 
 
 def _own_order(request, number: str) -> Order:
@@ -61,6 +64,12 @@ def payment_issue(request, number: str):
 def payment_claim(request, number: str):
     order = _own_order(request, number)
     form = PaymentClaimForm(request.POST)
+    if rate_limit_exceeded(
+        scope="payment-claim", key=str(request.user.pk), **settings.PAYMENTS_CLAIM_RATE_LIMIT
+    ):
+        form.is_valid()
+        form.add_error(None, _("Too many presses in a short time: wait a minute and try again."))
+        return _render_section(request, order, status=429, claim_form=form)
     if form.is_valid():
         try:
             payment_claim_record(

@@ -191,6 +191,8 @@ PAYMENTS_RPC_RETRIES = 3
 PAYMENTS_RPC_BACKOFF_SECONDS = 0.5
 # Two "I've paid" presses closer than this make one claim.
 PAYMENTS_CLAIM_DEDUPE_WINDOW = timedelta(minutes=2)
+# "I've paid" in the browser, per customer (the API has its own throttle).
+PAYMENTS_CLAIM_RATE_LIMIT = {"limit": 10, "period": 60}
 
 # --- Celery --------------------------------------------------------------------
 # Without CELERY_BROKER_URL the broker is kombu's filesystem transport under var/,

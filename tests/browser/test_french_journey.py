@@ -64,6 +64,11 @@ def test_french_visitor_rents_two_h100_and_pays_on_chain(desktop, catalog, devne
     )
     screenshot(page, "journey-fr-payment")
 
+    page.fill("input[name=tx_hash]", "0x1234")
+    page.get_by_test_id("claim-button").click()
+    expect(page.get_by_test_id("claim-error")).to_be_visible()
+    page.problems.clear()  # Chromium logs the 400 that carried the form error
+
     tx_hash = devnet.pay_token(invoice.deposit_address, int(invoice.amount_due))
     page.fill("input[name=tx_hash]", tx_hash)
     page.get_by_test_id("claim-button").click()
