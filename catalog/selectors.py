@@ -35,21 +35,21 @@ def _prices_by_term() -> Prefetch:
 
 
 def catalog_gpus(*, now=None) -> QuerySet[GpuModel]:
-    """GPUs on sale with availability, their cheapest daily rate (`price_from`) and prices.
+    """GPUs on sale with availability and their cheapest daily rate (`price_from`).
 
-    Two queries whatever the size of the catalog: the GPUs, then their prices.
+    One query whatever the size of the catalog. The lists (catalog, comparison, advisor)
+    show `price_from` only; the GPU page, which shows every term, adds the prices.
     """
     cheapest = TermPrice.objects.filter(gpu=OuterRef("pk")).order_by("daily_rate")
     return (
         gpus_with_availability(now=now)
         .filter(is_active=True)
         .annotate(price_from=Subquery(cheapest.values("daily_rate")[:1]))
-        .prefetch_related(_prices_by_term())
     )
 
 
 def gpu_page(*, slug: str, now=None) -> GpuModel:
-    """One GPU on sale with prices, advice and alternatives (on sale too) loaded.
+    """One GPU on sale with prices (by term), advice and alternatives (on sale too) loaded.
 
     Raises GpuModel.DoesNotExist for an unknown or withdrawn slug.
     """
@@ -61,6 +61,7 @@ def gpu_page(*, slug: str, now=None) -> GpuModel:
     return (
         catalog_gpus(now=now)
         .prefetch_related(
+            _prices_by_term(),
             Prefetch("advice", queryset=AdviceSection.objects.order_by("position")),
             Prefetch("alternatives", queryset=alternatives),
         )

@@ -1,9 +1,9 @@
 from decimal import Decimal
 
 from django import forms
-from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
+from catalog.formatting import money
 from catalog.models import TERM_CHOICES
 from catalog.selectors import active_environments
 from orders.services import MAX_ENVIRONMENT_DETAILS, MAX_QUANTITY
@@ -43,12 +43,11 @@ class ConfigureForm(forms.Form):
     def __init__(self, *args, available_units: int, daily_rates: dict[int, Decimal], **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["quantity"].widget.attrs["max"] = max(available_units, 1)
-        currency = settings.STORE_CURRENCY
         self.fields["term"].choices = [
             (
                 days,
-                _("%(label)s · %(rate)s %(currency)s per GPU per day")
-                % {"label": label, "rate": daily_rates[days], "currency": currency},
+                _("%(label)s · %(rate)s per GPU per day")
+                % {"label": label, "rate": money(daily_rates[days])},
             )
             for days, label in TERM_CHOICES
             if days in daily_rates

@@ -88,8 +88,7 @@ def payment_claim(request, number: str):
 @require_GET
 def payment_status(request, number: str):
     order = _own_order(request, number)
+    context = {"order": order, "payment": payment_context(order=order)}
     return render(
-        request,
-        "payments/_payment_status.html",
-        {"order": order, "payment": payment_context(order=order)},
+        request, "payments/_payment_status.html", {**context, "refresh_instructions": True}
     )

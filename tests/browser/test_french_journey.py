@@ -1,8 +1,10 @@
 import re
 
 import pytest
+from django.utils import translation
 from playwright.sync_api import expect
 
+from catalog.formatting import money
 from catalog.models import TermPrice
 from orders.models import Order, OrderStatus
 from payments.models import Invoice
@@ -24,7 +26,8 @@ def test_french_visitor_rents_two_h100_and_pays_on_chain(desktop, catalog, devne
     page.fill("input[name=quantity]", "2")
     page.check("input[name=term][value='7']")
     rate = TermPrice.objects.get(gpu__slug="h100-sxm", term_days=7).daily_rate
-    expected_total = f"{rate * 7 * 2}".replace(".", ",")
+    with translation.override("fr"):
+        expected_total = money(rate * 7 * 2)
     # The price follows the form without a reload.
     expect(page.get_by_test_id("quote-total")).to_contain_text(expected_total)
     screenshot(page, "journey-fr-configurator")
@@ -73,6 +76,8 @@ def test_french_visitor_rents_two_h100_and_pays_on_chain(desktop, catalog, devne
     page.fill("input[name=tx_hash]", tx_hash)
     page.get_by_test_id("claim-button").click()
     expect(page.get_by_test_id("order-status")).to_contain_text("Paiement en confirmation")
+    # Money seen: the instructions and the "I've paid" button give way, without a reload.
+    expect(page.get_by_test_id("payment-instructions")).to_be_hidden()
 
     devnet.mine(devnet.chain.confirmations)
     devnet.scan()

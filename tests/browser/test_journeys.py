@@ -1,8 +1,10 @@
 import re
 
 import pytest
+from django.utils import translation
 from playwright.sync_api import expect
 
+from catalog.formatting import money
 from catalog.models import TermPrice
 from orders.models import Order, OrderStatus
 from tests.browser.conftest import log_in, screenshot
@@ -23,7 +25,8 @@ def test_english_customer_orders_a_custom_environment_then_cancels_it(desktop, c
     page.fill("input[name=quantity]", "2")
     page.check("input[name=term][value='3']")
     rate = TermPrice.objects.get(gpu__slug="rtx-a6000", term_days=3).daily_rate
-    total = f"{rate * 3 * 2} EUR"
+    with translation.override("en"):
+        total = money(rate * 3 * 2)
     # The price follows the form without a reload.
     expect(page.get_by_test_id("quote-total")).to_have_text(total)
     page.click("button.order-button")

@@ -17,7 +17,7 @@ PASSWORD = "correct-Horse-battery-9"
 def test_configurator_shows_the_live_price_of_the_default_configuration(client, gpu):
     page = client.get(f"/fr/gpus/{gpu.slug}/configure/").content.decode()
     # One GPU, PyTorch, 7 days at 72.00 a day.
-    assert "504,00 EUR" in page or "504.00 EUR" in page
+    assert "504,00\u00a0€" in page
     assert 'hx-get="/fr/gpus/h100-sxm/configure/"' in page
 
 
@@ -29,7 +29,7 @@ def test_htmx_quote_returns_only_the_price_fragment(client, gpu):
     )
     body = response.content.decode()
     assert "<html" not in body
-    assert "3600.00 EUR" in body  # 60.00 x 30 days x 2
+    assert "€3,600.00" in body  # 60.00 x 30 days x 2
 
 
 def test_anonymous_visitor_configures_signs_up_and_comes_back_to_the_same_configuration(
@@ -70,7 +70,7 @@ def test_anonymous_visitor_configures_signs_up_and_comes_back_to_the_same_config
 
     detail = client.get(confirm["Location"]).content.decode()
     assert order.number in detail
-    assert "1008,00 EUR" in detail or "1008.00 EUR" in detail
+    assert "1\u202f008,00\u00a0€" in detail or "1\u00a0008,00\u00a0€" in detail
     assert 'class="timeline"' in detail
     assert 'data-status="awaiting_payment"' in detail
 

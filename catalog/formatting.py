@@ -1,0 +1,16 @@
+from decimal import Decimal
+
+from django.conf import settings
+from django.utils.formats import number_format
+from django.utils.translation import pgettext
+
+CURRENCY_SYMBOLS = {"EUR": "€", "USD": "$", "GBP": "£"}
+
+
+def money(value: Decimal, currency: str | None = None) -> str:
+    """An amount written the way the active language writes it: 1 008,00 € or €1,008.00."""
+    currency = currency or settings.STORE_CURRENCY
+    return pgettext("money", "%(symbol)s%(amount)s") % {
+        "symbol": CURRENCY_SYMBOLS.get(currency, f"{currency}\u00a0"),
+        "amount": number_format(value, decimal_pos=2, use_l10n=True, force_grouping=True),
+    }
