@@ -8,6 +8,7 @@ Starts its own anvil (1 s blocks) and measures, on a throwaway database:
    the number of RPC calls it made.
 
 The database is PostgreSQL `payments_bench` (created if missing) unless --sqlite is given.
+`make bench` (bench/run.py) runs the same measurements as rows of its table.
 """
 
 import argparse
@@ -18,26 +19,23 @@ import statistics
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.common import database_recreate, percentile  # noqa: E402
+
+BENCH_GPU_SLUG = "bench-payments"
 
 
 def _database_url(use_sqlite: bool) -> str:
     if use_sqlite:
         return "sqlite:////tmp/payments_bench.sqlite3"
-    import psycopg2
-
-    base = os.environ.get("BENCH_POSTGRES", "postgres://postgres@127.0.0.1:5432")
-    conn = psycopg2.connect(f"{base}/postgres")
-    conn.autocommit = True
-    with conn.cursor() as cursor:
-        cursor.execute("DROP DATABASE IF EXISTS payments_bench")
-        cursor.execute("CREATE DATABASE payments_bench")
-    conn.close()
-    return f"{base}/payments_bench"
+    return database_recreate("payments_bench")
 
 
 def main() -> None:
@@ -70,35 +68,89 @@ def main() -> None:
     node = anvil_start(block_time=1)
     try:
         interval = args.interval or settings.PAYMENTS_SCAN_INTERVAL_SECONDS
-        latency(node, payments=args.payments, interval=interval, confirmations=args.confirmations)
-        throughput(node, blocks=args.blocks)
+        chain = chain_prepare(node, confirmations=args.confirmations)
+        result = latency(
+            node, chain=chain, payments=args.payments, interval=interval, on_miss=print
+        )
+        print(
+            f"Latency, Nth confirmation -> order paid ({len(result.seconds)} payments, "
+            f"N={result.confirmations}):"
+        )
+        print(f"  beat interval {interval:.1f} s, anvil block time 1 s")
+        print(f"  median {result.median:.2f} s, p95 {result.p95:.2f} s, max {result.max:.2f} s")
+        throughput(node, chain=chain, blocks=args.blocks)
     finally:
         anvil_stop(node)
 
 
-def _setup(node, confirmations: int):
+def chain_prepare(node, *, confirmations: int):
+    """The devnet chain (ETH and a freshly deployed test USDC) registered on `node`."""
     from payments.devnet import devnet_register, token_deploy
 
     token = token_deploy(node.w3)
     return devnet_register(rpc_url=node.url, token_address=token, confirmations=confirmations)
 
 
-def _order():
+def _buyer_and_gpu():
+    """One buyer and one GPU with stock for every order of a run.
+
+    A new user per order would spend the run hashing passwords, and a new GPU per order
+    would fill the catalog that the HTTP benchmark serves.
+    """
+    from accounts.models import User
+    from tests.factories import GpuModelFactory
+
+    buyer, _created = User.objects.get_or_create(
+        email="payer@bench.invalid", defaults={"first_name": "Bench", "last_name": "Payer"}
+    )
+    # Off sale: its orders are written directly, and the catalog must not show it.
+    gpu = GpuModelFactory(
+        slug=BENCH_GPU_SLUG, name="Bench payments GPU", units_total=10**6, is_active=False
+    )
+    return buyer, gpu
+
+
+def _order(buyer, gpu):
+    """An order awaiting payment, written directly (order_create is row 2's business)."""
     from tests.factories import OrderFactory
 
-    return OrderFactory(total=Decimal("100.00"))
+    return OrderFactory(user=buyer, gpu=gpu, total=Decimal("100.00"))
 
 
-def latency(node, *, payments: int, interval: float, confirmations: int) -> None:
+@dataclass
+class LatencyResult:
+    seconds: list[float]
+    sent: int
+    interval: float
+    confirmations: int
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.seconds)
+
+    @property
+    def p95(self) -> float:
+        return percentile(self.seconds, 0.95)
+
+    @property
+    def max(self) -> float:
+        return max(self.seconds)
+
+
+def latency(
+    node, *, chain, payments: int, interval: float, on_miss=lambda message: None
+) -> LatencyResult:
+    """Pay `payments` invoices (USDC and ETH in turn) while a beat thread scans the chain."""
     from orders.models import OrderEvent
     from payments.devnet import native_transfer, token_mint, token_transfer
     from payments.models import Asset
     from payments.scanner import chain_scan
     from payments.services import invoice_issue
 
-    chain = _setup(node, confirmations)
     usdc = Asset.objects.get(chain=chain, kind="erc20")
     eth = Asset.objects.get(chain=chain, kind="native")
+    buyer, gpu = _buyer_and_gpu()
+    confirmations = chain.confirmations
     w3 = node.w3
     payer = w3.eth.accounts[1]
     token_mint(w3, token_address=usdc.contract_address, to=payer, amount=10**15)
@@ -124,10 +176,11 @@ def latency(node, *, payments: int, interval: float, confirmations: int) -> None
     for thread in threads:
         thread.start()
     sent = []
+    results = []
     try:
         for n in range(payments):
             asset = usdc if n % 2 == 0 else eth
-            invoice = invoice_issue(order=_order(), asset=asset)
+            invoice = invoice_issue(order=_order(buyer, gpu), asset=asset)
             if asset.is_native:
                 tx = native_transfer(
                     w3, sender=payer, to=invoice.deposit_address, amount=int(invoice.amount_due)
@@ -142,7 +195,6 @@ def latency(node, *, payments: int, interval: float, confirmations: int) -> None
                 )
             sent.append((invoice, tx))
             time.sleep(random.uniform(0.1, 0.9))  # payments land at any phase of the beat
-        results = []
         deadline = time.time() + 120
         for invoice, tx in sent:
             block = w3.eth.wait_for_transaction_receipt(tx, timeout=60)["blockNumber"]
@@ -155,35 +207,70 @@ def latency(node, *, payments: int, interval: float, confirmations: int) -> None
                     break
                 time.sleep(0.05)
             if paid is None or nth not in first_seen:
-                print(f"  payment to {invoice.deposit_address} not paid in time")
+                on_miss(f"  payment to {invoice.deposit_address} not paid in time")
                 continue
             results.append(paid.created_at.timestamp() - first_seen[nth])
     finally:
         stop.set()
         for thread in threads:
             thread.join()
-    results.sort()
-    p95 = results[min(len(results) - 1, round(0.95 * (len(results) - 1)))]
-    print(f"Latency, Nth confirmation -> order paid ({len(results)} payments, N={confirmations}):")
-    print(f"  beat interval {interval:.1f} s, anvil block time 1 s")
-    print(f"  median {statistics.median(results):.2f} s, p95 {p95:.2f} s, max {results[-1]:.2f} s")
+    if not results:
+        raise RuntimeError("no payment was marked paid in time")
+    return LatencyResult(
+        seconds=results, sent=len(sent), interval=interval, confirmations=confirmations
+    )
 
 
-def throughput(node, *, blocks: int) -> None:
+@dataclass
+class CatchUpResult:
+    open_invoices: int
+    paid: int
+    blocks: int
+    seconds: float
+    calls: dict[str, int]
+    http_requests: int
+    credited: int
+
+    @property
+    def total_calls(self) -> int:
+        return sum(self.calls.values())
+
+    @property
+    def calls_per_1000_blocks(self) -> float:
+        return self.total_calls * 1000 / self.blocks
+
+    @property
+    def http_requests_per_1000_blocks(self) -> float:
+        return self.http_requests * 1000 / self.blocks
+
+    @property
+    def blocks_per_second(self) -> float:
+        return self.blocks / self.seconds
+
+
+def catch_up(
+    node, *, chain, blocks: int, open_invoices: int = 10, paid: int = 10, timeout: float = 120
+) -> CatchUpResult:
+    """The watcher catches up `blocks` blocks while `open_invoices` invoices wait for payment.
+
+    `paid` of them receive a USDC transfer, spread over the blocks; the RPC calls are
+    counted on the client the scans share.
+    """
     from payments.devnet import token_mint, token_transfer
-    from payments.models import Asset, Chain, ScanCursor
+    from payments.models import Asset, ScanCursor
     from payments.rpc import RpcClient
     from payments.scanner import chain_scan
     from payments.services import invoice_issue
 
-    chain = Chain.objects.get(chain_id=31337)
     usdc = Asset.objects.get(chain=chain, kind="erc20")
-    chain_scan(chain=chain)  # the cursor starts at the head
     w3 = node.w3
     payer = w3.eth.accounts[2]
     token_mint(w3, token_address=usdc.contract_address, to=payer, amount=10**15)
-    invoices = [invoice_issue(order=_order(), asset=usdc) for _ in range(10)]
-    for invoice in invoices:
+    buyer, gpu = _buyer_and_gpu()
+    invoices = [invoice_issue(order=_order(buyer, gpu), asset=usdc) for _ in range(open_invoices)]
+    chain_scan(chain=chain)  # the cursor starts at the head, with every invoice open
+    paying = invoices[:paid]
+    for invoice in paying:
         token_transfer(
             w3,
             token_address=usdc.contract_address,
@@ -191,20 +278,42 @@ def throughput(node, *, blocks: int) -> None:
             to=invoice.deposit_address,
             amount=int(invoice.amount_due),
         )
-        node.rpc("anvil_mine", [hex(blocks // len(invoices))])
+        node.rpc("anvil_mine", [hex(blocks // len(paying))])
+    if not paying:
+        node.rpc("anvil_mine", [hex(blocks)])
     start_block = ScanCursor.objects.get(chain=chain).block_number
     client = RpcClient(chain.rpc_url)
-    started = time.perf_counter()
     head = w3.eth.block_number
+    deadline = time.monotonic() + timeout
+    started = time.perf_counter()
     while ScanCursor.objects.get(chain=chain).block_number < head:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the watcher did not reach block {head} in {timeout:.0f} s")
         chain_scan(chain=chain, client=client)
     elapsed = time.perf_counter() - started
-    scanned = ScanCursor.objects.get(chain=chain).block_number - start_block
-    credited = sum(1 for i in invoices if i.transfers.exists())
-    calls = sum(client.calls.values())
-    print(f"Throughput: {scanned} blocks in {elapsed:.2f} s = {scanned / elapsed:.0f} blocks/s")
-    print(f"  {calls} JSON-RPC calls in {client.http_requests} HTTP requests: {dict(client.calls)}")
-    print(f"  {credited}/{len(invoices)} payments found on the way")
+    return CatchUpResult(
+        open_invoices=open_invoices,
+        paid=len(paying),
+        blocks=ScanCursor.objects.get(chain=chain).block_number - start_block,
+        seconds=elapsed,
+        calls=dict(client.calls),
+        http_requests=client.http_requests,
+        credited=sum(1 for invoice in paying if invoice.transfers.exists()),
+    )
+
+
+def throughput(node, *, chain, blocks: int) -> CatchUpResult:
+    result = catch_up(node, chain=chain, blocks=blocks)
+    print(
+        f"Throughput: {result.blocks} blocks in {result.seconds:.2f} s = "
+        f"{result.blocks_per_second:.0f} blocks/s"
+    )
+    print(
+        f"  {result.total_calls} JSON-RPC calls in {result.http_requests} HTTP requests: "
+        f"{result.calls}"
+    )
+    print(f"  {result.credited}/{result.paid} payments found on the way")
+    return result
 
 
 if __name__ == "__main__":

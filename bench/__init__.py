@@ -1,0 +1,1 @@
+"""`make bench`: the storefront's performance table (see run.py)."""

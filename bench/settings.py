@@ -1,0 +1,49 @@
+"""Settings for `make bench`: production's, on the bench's own database, over plain HTTP.
+
+The web pages are served exactly as in production (DEBUG off, persistent database
+connections, Redis cache for the API throttle) except for what a loopback benchmark cannot
+have: TLS (no HTTPS redirect) and outgoing mail or Celery queues (kept in memory).
+"""
+
+import os
+
+from bench.common import BENCH_DATABASE, postgres_base
+
+# Forced, not defaulted: a DATABASE_URL left in the shell must never point the bench (which
+# drops its database at start) at another database.
+os.environ["DATABASE_URL"] = f"{postgres_base()}/{BENCH_DATABASE}"
+os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-key-not-a-secret")
+os.environ.setdefault("ALLOWED_HOSTS", "127.0.0.1")
+os.environ.setdefault("LOG_LEVEL", "WARNING")
+
+from rental.settings.production import *  # noqa: F403
+from rental.settings.production import REST_FRAMEWORK
+
+ROOT_URLCONF = "bench.urls"
+DEBUG = False
+ALLOWED_HOSTS = ["127.0.0.1"]
+# wrk speaks plain HTTP to 127.0.0.1; production sits behind a TLS proxy instead.
+SECURE_SSL_REDIRECT = False
+
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/12"),
+        "KEY_PREFIX": BENCH_DATABASE,
+    }
+}
+# The throttle stays on (it costs a cache round trip per request, as in production), with a
+# rate no benchmark reaches: one API key hammered by wrk must not be answered 429.
+REST_FRAMEWORK = {
+    **REST_FRAMEWORK,
+    "DEFAULT_THROTTLE_RATES": {
+        **REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"],
+        "api": "100000/s",
+    },
+}
+
+# Nothing leaves the machine: e-mails stay in memory, Celery tasks run inline.
+EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+CELERY_BROKER_URL = "memory://localhost/"
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_ALWAYS_EAGER = True
