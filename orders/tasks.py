@@ -1,14 +1,10 @@
-import logging
 from datetime import timedelta
 
 from celery import shared_task
 from django.utils import timezone
-from kombu.exceptions import OperationalError as BrokerUnavailable
 
 from orders import notifications, services
 from orders.models import OrderEvent
-
-logger = logging.getLogger(__name__)
 
 # An event still undispatched after this long lost its task (broker down when it was queued,
 # or a broker restart dropped the message): the sweep queues it again.
@@ -25,18 +21,6 @@ def order_event_dispatch_task(event_id: int) -> None:
     )
     if event is not None:
         notifications.order_event_dispatch(event=event)
-
-
-def order_event_dispatch_enqueue(event_id: int) -> None:
-    """Queue an event's side effects; with the broker down, the pending sweep sends them later.
-
-    Runs after the event's transaction committed: raising here would turn a saved order into
-    an error page, so a broker failure is logged, not raised.
-    """
-    try:
-        order_event_dispatch_task.delay(event_id)
-    except BrokerUnavailable as exc:
-        logger.warning("order event %s not queued, left to the pending sweep: %s", event_id, exc)
 
 
 @shared_task(acks_late=True)

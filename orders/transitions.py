@@ -1,6 +1,5 @@
 """The order state machine: the only code that changes `Order.status`."""
 
-from functools import partial
 from typing import Any
 
 from django.db import transaction
@@ -8,6 +7,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from orders.models import ALLOWED_TRANSITIONS, Order, OrderEvent, OrderStatus
+from rental.celery import enqueue_after_commit
 
 Actor = OrderEvent.Actor
 
@@ -90,6 +90,6 @@ def order_transition(
 
 def _dispatch_after_commit(event: OrderEvent) -> None:
     # Imported here: tasks import services, which import this module.
-    from orders.tasks import order_event_dispatch_enqueue
+    from orders.tasks import order_event_dispatch_task
 
-    transaction.on_commit(partial(order_event_dispatch_enqueue, event.pk))
+    enqueue_after_commit(order_event_dispatch_task, event.pk)

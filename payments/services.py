@@ -2,7 +2,6 @@
 
 import re
 from decimal import ROUND_CEILING, Decimal, localcontext
-from functools import partial
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -16,6 +15,7 @@ from orders.transitions import order_event_record, order_transition
 from payments.derivation import deposit_address, xpub_for
 from payments.models import Asset, Chain, Invoice, PaymentClaim, Rate, ScanCursor
 from payments.selectors import rate_current, rate_is_stale
+from rental.celery import enqueue_after_commit
 
 Actor = OrderEvent.Actor
 TX_HASH = re.compile(r"^0x[0-9a-fA-F]{64}$")
@@ -156,7 +156,8 @@ def payment_claim_record(
             data={"tx_hash": tx_hash} if tx_hash else {},
         )
         if invoice is not None:
-            transaction.on_commit(partial(invoice_check_task.delay, invoice.pk, tx_hash))
+            # Without a broker the next beat scan still finds the transfer.
+            enqueue_after_commit(invoice_check_task, invoice.pk, tx_hash)
     return claim
 
 

@@ -4,7 +4,6 @@ retried from the database so a worker restart loses nothing."""
 import logging
 import time
 from datetime import datetime, timedelta
-from functools import partial
 
 import requests
 from django.conf import settings
@@ -19,6 +18,7 @@ from api.serializers import order_representation
 from api.webhooks.signing import signature_header, webhook_secret_new
 from api.webhooks.targets import WebhookTargetError, target_addresses_check
 from orders.models import OrderEvent
+from rental.celery import enqueue_after_commit
 
 logger = logging.getLogger(__name__)
 
@@ -83,9 +83,7 @@ def webhook_endpoint_delete(*, endpoint: WebhookEndpoint) -> None:
 def _attempt_after_commit(delivery_id, *, countdown: float | None = None) -> None:
     from api.tasks import webhook_delivery_attempt_task
 
-    transaction.on_commit(
-        partial(webhook_delivery_attempt_task.apply_async, (str(delivery_id),), countdown=countdown)
-    )
+    enqueue_after_commit(webhook_delivery_attempt_task, str(delivery_id), countdown=countdown)
 
 
 def webhook_deliveries_create(*, event: OrderEvent, now=None) -> list[WebhookDelivery]:

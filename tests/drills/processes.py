@@ -16,6 +16,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import redis
+from kombu import pools as kombu_pools
 
 from tests.anvil import free_port
 
@@ -214,9 +215,11 @@ def broker_of_this_process(url: str):
     def point_at(broker_url: str) -> None:
         if app._pool is not None:
             app._pool.force_close_all()
-        # What Celery itself resets after a fork: the connection and producer pools.
+        # What Celery itself resets after a fork: the connection and producer pools, and
+        # kombu's registry of producer pools, which would hand back a pool closed above.
         app._pool = None
         app.amqp._producer_pool = None
+        kombu_pools.reset()
         app.conf.broker_url = broker_url
 
     saved = app.conf.broker_url

@@ -120,4 +120,4 @@ def test_order_create_commits_and_returns_while_the_broker_is_down(customer, gpu
     )
     event = OrderEvent.objects.get(order=order)
     assert event.dispatched_at is None
-    assert f"order event {event.pk} not queued" in caplog.text
+    assert f"order_event_dispatch_task({event.pk},) not queued" in caplog.text
