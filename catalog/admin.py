@@ -7,6 +7,7 @@ from modeltranslation.admin import (
 )
 
 from catalog.models import AdviceSection, Alternative, Environment, GpuModel, TermPrice
+from catalog.pagecache import catalog_changed
 from catalog.selectors import gpus_with_availability
 
 
@@ -29,8 +30,28 @@ class AlternativeInline(TranslationTabularInline):
     autocomplete_fields = ["target"]
 
 
+class RefreshesCatalogPages:
+    """Staff edits of GPUs, prices and environments show on the cached pages at once."""
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        catalog_changed()
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        catalog_changed()
+
+    def delete_model(self, request, obj):
+        super().delete_model(request, obj)
+        catalog_changed()
+
+    def delete_queryset(self, request, queryset):
+        super().delete_queryset(request, queryset)
+        catalog_changed()
+
+
 @admin.register(GpuModel)
-class GpuModelAdmin(TranslationAdmin):
+class GpuModelAdmin(RefreshesCatalogPages, TranslationAdmin):
     list_display = [
         "name",
         "slug",
@@ -75,7 +96,7 @@ class GpuModelAdmin(TranslationAdmin):
 
 
 @admin.register(Environment)
-class EnvironmentAdmin(TranslationAdmin):
+class EnvironmentAdmin(RefreshesCatalogPages, TranslationAdmin):
     list_display = ["name", "slug", "requires_details", "is_active", "display_order"]
     list_editable = ["is_active", "display_order"]
     search_fields = ["name", "slug"]

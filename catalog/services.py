@@ -6,6 +6,7 @@ from django.db import transaction
 
 from catalog import seed_data
 from catalog.models import AdviceSection, Alternative, Environment, GpuModel, TermPrice
+from catalog.pagecache import catalog_changed
 
 LANGUAGES = ("fr", "en")
 
@@ -49,6 +50,7 @@ def catalog_seed(
     gpus_created = environments_created = prices_created = 0
 
     with transaction.atomic():
+        catalog_changed()  # runs when this transaction commits
         by_slug: dict[str, GpuModel] = {}
         for entry in gpus:
             gpu, created = GpuModel.objects.update_or_create(

@@ -6,30 +6,39 @@ from catalog.advisor import recommend_gpus
 from catalog.comparison import bar_chart, comparison_rows
 from catalog.forms import AdvisorForm
 from catalog.models import TERMS, GpuModel
+from catalog.pagecache import cached_page
 from catalog.selectors import catalog_gpus, gpu_page, gpus_by_slugs
 
 
 def home(request):
-    return render(request, "catalog/home.html", {"gpus": catalog_gpus()})
+    return cached_page(
+        request, "home", lambda: render(request, "catalog/home.html", {"gpus": catalog_gpus()})
+    )
 
 
 def gpu_detail(request, slug):
-    try:
-        gpu = gpu_page(slug=slug)
-    except GpuModel.DoesNotExist:
-        raise Http404(_("No GPU on sale at this address.")) from None
-    return render(request, "catalog/gpu_detail.html", {"gpu": gpu, "terms": TERMS})
+    def page():
+        try:
+            gpu = gpu_page(slug=slug)
+        except GpuModel.DoesNotExist:
+            raise Http404(_("No GPU on sale at this address.")) from None
+        return render(request, "catalog/gpu_detail.html", {"gpu": gpu, "terms": TERMS})
+
+    return cached_page(request, f"gpu:{slug}", page)
 
 
 def compare(request):
-    rows = comparison_rows(catalog_gpus())
-    priced = [row for row in rows if row.price_per_gb is not None]
-    context = {
-        "rows": rows,
-        "memory_chart": bar_chart([(row.gpu.name, row.gpu.memory_gb) for row in rows]),
-        "price_per_gb_chart": bar_chart([(row.gpu.name, row.price_per_gb) for row in priced]),
-    }
-    return render(request, "catalog/compare.html", context)
+    def page():
+        rows = comparison_rows(catalog_gpus())
+        priced = [row for row in rows if row.price_per_gb is not None]
+        context = {
+            "rows": rows,
+            "memory_chart": bar_chart([(row.gpu.name, row.gpu.memory_gb) for row in rows]),
+            "price_per_gb_chart": bar_chart([(row.gpu.name, row.price_per_gb) for row in priced]),
+        }
+        return render(request, "catalog/compare.html", context)
+
+    return cached_page(request, "compare", page)
 
 
 def advisor(request):

@@ -12,6 +12,7 @@ from django.utils.translation import gettext_lazy as _
 
 from accounts.models import User
 from catalog.models import TERMS, Environment, GpuModel, TermPrice
+from catalog.pagecache import catalog_changed
 from catalog.selectors import gpu_available_units
 from orders.models import Order, OrderEvent, OrderStatus
 from orders.transitions import order_event_record, order_transition
@@ -175,6 +176,7 @@ def order_create(
                 continue  # the random number was taken: draw another
         else:
             raise RuntimeError("Could not draw a free order number.")
+        catalog_changed()  # its units are held from now on
         order_event_record(
             order=order,
             kind=OrderEvent.Kind.STATUS,

@@ -6,6 +6,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
+from catalog.pagecache import catalog_changed
 from orders.models import ALLOWED_TRANSITIONS, Order, OrderEvent, OrderStatus
 from rental.celery import enqueue_after_commit
 
@@ -71,6 +72,7 @@ def order_transition(
         updated = Order.objects.filter(pk=order.pk, status=old).update(**changes)
         if updated != 1:
             return False
+        catalog_changed()  # units held or freed: the availability shown changes
         event = OrderEvent.objects.create(
             order=order,
             kind=OrderEvent.Kind.STATUS,
