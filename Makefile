@@ -68,6 +68,7 @@ lock: $(BIN)/.installed
 		--no-emit-find-links -o requirements.lock pyproject.toml
 
 bench: deps compilemessages
+	command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk)
 	$(BIN)/python bench/run.py
 
 # Recompiles contracts/TestUSDC.sol into contracts/build/ (committed; Python needs no node).

@@ -39,11 +39,16 @@ def cached_page(
 ) -> HttpResponse:
     if not _cacheable(request):
         return render_page()
-    version = cache.get_or_set(VERSION_KEY, uuid4().hex, None)
-    key = f"catalog:page:{name}:{get_language()}:{version}"
-    response = cache.get(key)
-    if response is None:
+    page_key = f"catalog:page:{name}:{get_language()}"
+    # One round trip for both: the page is stored with the version it was rendered at.
+    found = cache.get_many([VERSION_KEY, page_key])
+    version = found.get(VERSION_KEY)
+    if version is None:
+        version = uuid4().hex
+        cache.add(VERSION_KEY, version, None)
+    cached_version, response = found.get(page_key, (None, None))
+    if cached_version != version:
         response = render_page()
         if response.status_code == 200 and not response.cookies:
-            cache.set(key, response, PAGE_LIFETIME)
+            cache.set(page_key, (version, response), PAGE_LIFETIME)
     return response
