@@ -6,7 +6,14 @@ from modeltranslation.admin import (
     TranslationTabularInline,
 )
 
-from catalog.models import AdviceSection, Alternative, Environment, GpuModel, TermPrice
+from catalog.models import (
+    GPU_SPECIFICATION_FIELDS,
+    AdviceSection,
+    Alternative,
+    Environment,
+    GpuModel,
+    TermPrice,
+)
 from catalog.pagecache import catalog_changed
 from catalog.selectors import gpus_with_availability
 
@@ -68,21 +75,7 @@ class GpuModelAdmin(RefreshesCatalogPages, TranslationAdmin):
     inlines = [TermPriceInline, AdviceSectionInline, AlternativeInline]
     fieldsets = [
         (None, {"fields": ["name", "slug", "is_active", "display_order", "units_total"]}),
-        (
-            _("Specifications"),
-            {
-                "fields": [
-                    "architecture",
-                    "memory_gb",
-                    "memory_type",
-                    "memory_bandwidth_gbps",
-                    "form_factor",
-                    "interconnect",
-                    "precisions",
-                    "power_watts",
-                ]
-            },
-        ),
+        (_("Specifications"), {"fields": list(GPU_SPECIFICATION_FIELDS)}),
         (_("Texts"), {"fields": ["tagline", "summary"]}),
     ]
 

@@ -45,6 +45,20 @@ class GpuModel(models.Model):
         return self.name
 
 
+# The technical specification of a GPU model: one section in the admin, and columns the
+# seed (catalog/services.py) keeps in step with catalog/seed_data.py.
+GPU_SPECIFICATION_FIELDS = (
+    "architecture",
+    "memory_gb",
+    "memory_type",
+    "memory_bandwidth_gbps",
+    "form_factor",
+    "interconnect",
+    "precisions",
+    "power_watts",
+)
+
+
 class TermPrice(models.Model):
     """The daily rate of one GPU for one term, in the store currency."""
 
