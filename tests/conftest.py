@@ -1,6 +1,11 @@
+from decimal import Decimal
+
 import pytest
 from django.core.cache import cache
 
+from payments.models import Asset, Chain
+from payments.services import rate_record
+from tests.api.receiver import receiver_start
 from tests.factories import UserFactory
 from tests.services import unreachable
 
@@ -38,3 +43,41 @@ def outsider(db, password):
 @pytest.fixture
 def staff(db, password):
     return UserFactory(password=password, is_staff=True, is_superuser=True)
+
+
+@pytest.fixture
+def usdc(db):
+    """USDC on a devnet chain, with a fresh rate: orders can be invoiced without a node."""
+    chain = Chain.objects.create(
+        chain_id=31337, name="Anvil devnet", confirmations=3, is_devnet=True
+    )
+    Asset.objects.create(
+        slug="eth-devnet",
+        chain=chain,
+        kind=Asset.Kind.NATIVE,
+        symbol="ETH",
+        name="Ether",
+        decimals=18,
+    )
+    asset = Asset.objects.create(
+        slug="usdc-devnet",
+        chain=chain,
+        kind=Asset.Kind.ERC20,
+        symbol="USDC",
+        name="Test USD Coin",
+        contract_address="0x5fbdb2315678afecb367f032d93f642f64180aa3",
+        decimals=6,
+    )
+    for each, value in ((asset, Decimal("0.92")), (chain.assets.get(kind="native"), 3000)):
+        rate_record(asset=each, rate=Decimal(value), currency="EUR", source="test")
+    return asset
+
+
+@pytest.fixture
+def receiver(settings):
+    """A webhook receiver on a local port; local targets are allowed as in development."""
+    settings.API_WEBHOOK_ALLOW_LOCAL_TARGETS = True
+    receiver, server = receiver_start()
+    yield receiver
+    server.shutdown()
+    server.server_close()

@@ -1,13 +1,8 @@
-from decimal import Decimal
-
 import pytest
 from rest_framework.test import APIClient
 
 from accounts.models import ApiKey
 from accounts.services import api_key_create
-from payments.models import Asset, Chain
-from payments.services import rate_record
-from tests.api.receiver import receiver_start
 from tests.factories import EnvironmentFactory, GpuModelFactory
 
 
@@ -55,34 +50,6 @@ def outsider_api(outsider):
 
 
 @pytest.fixture
-def usdc(db):
-    """USDC on a devnet chain, with a fresh rate: orders can be invoiced without a node."""
-    chain = Chain.objects.create(
-        chain_id=31337, name="Anvil devnet", confirmations=3, is_devnet=True
-    )
-    Asset.objects.create(
-        slug="eth-devnet",
-        chain=chain,
-        kind=Asset.Kind.NATIVE,
-        symbol="ETH",
-        name="Ether",
-        decimals=18,
-    )
-    asset = Asset.objects.create(
-        slug="usdc-devnet",
-        chain=chain,
-        kind=Asset.Kind.ERC20,
-        symbol="USDC",
-        name="Test USD Coin",
-        contract_address="0x5fbdb2315678afecb367f032d93f642f64180aa3",
-        decimals=6,
-    )
-    for each, value in ((asset, Decimal("0.92")), (chain.assets.get(kind="native"), 3000)):
-        rate_record(asset=each, rate=Decimal(value), currency="EUR", source="test")
-    return asset
-
-
-@pytest.fixture
 def order_body(gpu, pytorch, usdc):
     return {
         "gpu": "h100-sxm",
@@ -92,13 +59,3 @@ def order_body(gpu, pytorch, usdc):
         "term_days": 7,
         "asset": "usdc-devnet",
     }
-
-
-@pytest.fixture
-def receiver(settings):
-    """A webhook receiver on a local port; local targets are allowed as in development."""
-    settings.API_WEBHOOK_ALLOW_LOCAL_TARGETS = True
-    receiver, server = receiver_start()
-    yield receiver
-    server.shutdown()
-    server.server_close()

@@ -8,7 +8,6 @@ on the production connection settings (persistent connections with health checks
 
 import json
 import time
-from decimal import Decimal
 
 import psycopg2
 import pytest
@@ -21,8 +20,7 @@ from accounts.services import api_key_create
 from api.models import IdempotencyRecord
 from orders import services
 from orders.models import Order, OrderEvent
-from payments.models import Asset, Chain, Invoice
-from payments.services import rate_record
+from payments.models import Invoice
 from tests.factories import EnvironmentFactory, GpuModelFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -39,21 +37,9 @@ def production_connections(settings):
 
 
 @pytest.fixture
-def shop(transactional_db):
+def shop(transactional_db, usdc):
     EnvironmentFactory(slug="pytorch", name="PyTorch")
-    gpu = GpuModelFactory(slug="h100-sxm", name="H100 SXM 80 GB", units_total=8)
-    chain = Chain.objects.create(chain_id=31337, name="Devnet", confirmations=3, is_devnet=True)
-    usdc = Asset.objects.create(
-        slug="usdc-devnet",
-        chain=chain,
-        kind=Asset.Kind.ERC20,
-        symbol="USDC",
-        name="Test USD Coin",
-        contract_address="0x5fbdb2315678afecb367f032d93f642f64180aa3",
-        decimals=6,
-    )
-    rate_record(asset=usdc, rate=Decimal("0.92"), currency="EUR", source="drill")
-    return gpu
+    return GpuModelFactory(slug="h100-sxm", name="H100 SXM 80 GB", units_total=8)
 
 
 @pytest.fixture

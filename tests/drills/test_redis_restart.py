@@ -14,20 +14,10 @@ import pytest
 from api.webhooks.services import webhook_endpoint_create
 from orders.models import Order, OrderEvent
 from orders.tasks import orders_dispatch_pending_task
-from tests.api.receiver import receiver_start
 from tests.drills.processes import wait_until
 from tests.factories import EnvironmentFactory, GpuModelFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def receiver(settings):
-    settings.API_WEBHOOK_ALLOW_LOCAL_TARGETS = True
-    receiver, server = receiver_start()
-    yield receiver
-    server.shutdown()
-    server.server_close()
 
 
 @pytest.fixture
