@@ -49,32 +49,28 @@ def _record(problems: PageProblems, page, message) -> None:
         problems.append(f"{page.url}: {message.text}")
 
 
-def _open_context(browser, live_server, viewport, locale):
-    context = browser.new_context(viewport=viewport, locale=locale, base_url=live_server.url)
+def _page(browser, live_server, viewport):
+    """A French page of the given size; the test fails if it logged a problem."""
+    context = browser.new_context(viewport=viewport, locale="fr-FR", base_url=live_server.url)
     context.set_default_timeout(15_000)
     page = context.new_page()
     problems = PageProblems()
     page.on("console", lambda message: _record(problems, page, message))
     page.on("pageerror", lambda error: problems.append(str(error)))
-    return context, page, problems
+    page.problems = problems
+    yield page
+    context.close()
+    assert not problems, problems
 
 
 @pytest.fixture
 def desktop(browser, live_server):
-    context, page, problems = _open_context(browser, live_server, DESKTOP, "fr-FR")
-    page.problems = problems
-    yield page
-    context.close()
-    assert not problems, problems
+    yield from _page(browser, live_server, DESKTOP)
 
 
 @pytest.fixture
 def phone(browser, live_server):
-    context, page, problems = _open_context(browser, live_server, PHONE, "fr-FR")
-    page.problems = problems
-    yield page
-    context.close()
-    assert not problems, problems
+    yield from _page(browser, live_server, PHONE)
 
 
 @pytest.fixture
