@@ -7,13 +7,16 @@ way back (the task redelivered, or the next beat scan), each transfer is credite
 
 import threading
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import NamedTuple
 
 import pytest
 
 from orders.models import Order, OrderEvent, OrderStatus
-from payments.models import ScanCursor, Transfer
+from payments.models import Invoice, ScanCursor, Transfer
 from payments.tasks import chain_scan_task
-from tests.drills.processes import wait_until
+from tests.drills.processes import CeleryWorker, wait_until
 from tests.payments.helpers import order_with_invoice
 from tests.payments.proxy import FlakyRpcProxy
 
@@ -100,9 +103,16 @@ def _kill_lands_mid_scan(devnet, start: int) -> None:
     assert Transfer.objects.count() == 1
 
 
-def test_pool_process_killed_mid_scan_the_task_is_redelivered_and_credits_once(
-    devnet, worker_factory
-):
+class HeldScan(NamedTuple):
+    invoices: list[Invoice]
+    worker: CeleryWorker
+    proxy: HoldingRpcProxy
+    start: int
+
+
+@contextmanager
+def _scan_held_mid_way(devnet, worker_factory) -> Iterator[HeldScan]:
+    """A worker scanning three payments, held on its third eth_getLogs call."""
     invoices = _three_payments_over_21_blocks(devnet)
     worker = worker_factory(PAYMENTS_MAX_BLOCK_RANGE=str(BLOCK_RANGE))
     with HoldingRpcProxy(devnet.node.url, hold_call=3) as proxy:
@@ -110,14 +120,24 @@ def test_pool_process_killed_mid_scan_the_task_is_redelivered_and_credits_once(
         worker.start()
         chain_scan_task.delay(devnet.chain.pk)
         assert proxy.holding.wait(timeout=20), worker.log()[-3000:]
+        yield HeldScan(invoices, worker, proxy, start)
 
+
+def _wait_until_all_paid_and_dispatched(invoices) -> None:
+    wait_until(lambda: _all_paid(invoices), timeout=30, what="every order paid")
+    wait_until(lambda: _all_dispatched(invoices), timeout=20, what="events dispatched")
+
+
+def test_pool_process_killed_mid_scan_the_task_is_redelivered_and_credits_once(
+    devnet, worker_factory
+):
+    with _scan_held_mid_way(devnet, worker_factory) as (invoices, worker, proxy, start):
         worker.kill_pool_process()
         _kill_lands_mid_scan(devnet, start)
         proxy.released.set()
         # acks_late + reject_on_worker_lost: the message goes back to the queue, and the
         # worker's next pool process runs it from the cursor.
-        wait_until(lambda: _all_paid(invoices), timeout=30, what="every order paid")
-        wait_until(lambda: _all_dispatched(invoices), timeout=20, what="events dispatched")
+        _wait_until_all_paid_and_dispatched(invoices)
 
     assert "WorkerLostError" in worker.log() or "SIGKILL" in worker.log()
     _assert_each_transfer_credited_once(invoices, worker)
@@ -126,14 +146,7 @@ def test_pool_process_killed_mid_scan_the_task_is_redelivered_and_credits_once(
 def test_whole_worker_killed_mid_scan_the_next_scan_resumes_from_the_cursor(
     devnet, worker_factory, broker
 ):
-    invoices = _three_payments_over_21_blocks(devnet)
-    worker = worker_factory(PAYMENTS_MAX_BLOCK_RANGE=str(BLOCK_RANGE))
-    with HoldingRpcProxy(devnet.node.url, hold_call=3) as proxy:
-        start = _scan_through(devnet, proxy.url)
-        worker.start()
-        chain_scan_task.delay(devnet.chain.pk)
-        assert proxy.holding.wait(timeout=20), worker.log()[-3000:]
-
+    with _scan_held_mid_way(devnet, worker_factory) as (invoices, worker, proxy, start):
         worker.kill()
         _kill_lands_mid_scan(devnet, start)
         assert broker.client().hlen("unacked") == 1  # the killed scan's message
@@ -142,7 +155,6 @@ def test_whole_worker_killed_mid_scan_the_next_scan_resumes_from_the_cursor(
         # timeout. The beat's next scan (sent here) starts where the cursor stopped.
         worker.start()
         chain_scan_task.delay(devnet.chain.pk)
-        wait_until(lambda: _all_paid(invoices), timeout=30, what="every order paid")
-        wait_until(lambda: _all_dispatched(invoices), timeout=20, what="events dispatched")
+        _wait_until_all_paid_and_dispatched(invoices)
 
     _assert_each_transfer_credited_once(invoices, worker)
