@@ -52,19 +52,25 @@ STAFF_ACTIONS = {
 }
 
 
-class OrderEventInline(admin.TabularInline):
-    model = OrderEvent
-    extra = 0
-    can_delete = False
-    fields = ["created_at", "kind", "old_status", "new_status", "actor", "actor_user", "reason"]
-    readonly_fields = fields
-    ordering = ["created_at", "id"]
+class HistoryIsReadOnly:
+    """Order events are the audit trail: staff read them, nobody adds, edits or removes one."""
 
     def has_add_permission(self, request, obj=None):
         return False
 
     def has_change_permission(self, request, obj=None):
         return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class OrderEventInline(HistoryIsReadOnly, admin.TabularInline):
+    model = OrderEvent
+    extra = 0
+    fields = ["created_at", "kind", "old_status", "new_status", "actor", "actor_user", "reason"]
+    readonly_fields = fields
+    ordering = ["created_at", "id"]
 
 
 @admin.register(Order)
@@ -195,7 +201,7 @@ class OrderAdmin(admin.ModelAdmin):
 
 
 @admin.register(OrderEvent)
-class OrderEventAdmin(admin.ModelAdmin):
+class OrderEventAdmin(HistoryIsReadOnly, admin.ModelAdmin):
     list_display = [
         "order",
         "created_at",
@@ -208,12 +214,3 @@ class OrderEventAdmin(admin.ModelAdmin):
     list_filter = ["kind", "actor", "new_status"]
     search_fields = ["order__number"]
     list_select_related = ["order", "actor_user"]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
