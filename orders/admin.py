@@ -1,4 +1,5 @@
 from django.contrib import admin, messages
+from django.contrib.admin.utils import flatten_fieldsets
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
@@ -91,28 +92,6 @@ class OrderAdmin(admin.ModelAdmin):
     list_select_related = ["user", "gpu"]
     date_hierarchy = "created_at"
     inlines = [OrderEventInline]
-    readonly_fields = [
-        "number",
-        "user",
-        "gpu",
-        "environment",
-        "environment_details",
-        "quantity",
-        "term_days",
-        "daily_rate",
-        "total",
-        "currency",
-        "status",
-        "payment_deadline",
-        "created_at",
-        "activated_at",
-        "ends_at",
-        "access_host",
-        "access_port",
-        "access_user",
-        "access_notes",
-        "staff_actions",
-    ]
     fieldsets = [
         (None, {"fields": ["number", "user", "status", "staff_actions"]}),
         (
@@ -135,6 +114,9 @@ class OrderAdmin(admin.ModelAdmin):
             },
         ),
     ]
+
+    # Staff change an order only through the actions, which go through the state machine.
+    readonly_fields = flatten_fieldsets(fieldsets)
 
     def has_add_permission(self, request):
         return False  # orders are placed by customers or partners, through order_create
