@@ -6,14 +6,7 @@ from modeltranslation.admin import (
     TranslationTabularInline,
 )
 
-from catalog.models import (
-    GPU_SPECIFICATION_FIELDS,
-    AdviceSection,
-    Alternative,
-    Environment,
-    GpuModel,
-    TermPrice,
-)
+from catalog.models import AdviceSection, Alternative, Environment, GpuModel, TermPrice
 from catalog.pagecache import catalog_changed
 from catalog.selectors import gpus_with_availability
 
@@ -75,7 +68,7 @@ class GpuModelAdmin(RefreshesCatalogPages, TranslationAdmin):
     inlines = [TermPriceInline, AdviceSectionInline, AlternativeInline]
     fieldsets = [
         (None, {"fields": ["name", "slug", "is_active", "display_order", "units_total"]}),
-        (_("Specifications"), {"fields": list(GPU_SPECIFICATION_FIELDS)}),
+        (_("Specifications"), {"fields": list(GpuModel.SPECIFICATION_FIELDS)}),
         (_("Texts"), {"fields": ["tagline", "summary"]}),
     ]
 

@@ -36,6 +36,19 @@ class GpuModel(models.Model):
     tagline = models.CharField(_("tagline"), max_length=200)
     summary = models.TextField(_("summary"))
 
+    # The technical specification: one section in the admin, and columns the seed
+    # (catalog/services.py) keeps in step with catalog/seed_data.py.
+    SPECIFICATION_FIELDS = (
+        "architecture",
+        "memory_gb",
+        "memory_type",
+        "memory_bandwidth_gbps",
+        "form_factor",
+        "interconnect",
+        "precisions",
+        "power_watts",
+    )
+
     class Meta:
         ordering = ["display_order", "name"]
         verbose_name = _("GPU model")
@@ -43,20 +56,6 @@ class GpuModel(models.Model):
 
     def __str__(self) -> str:
         return self.name
-
-
-# The technical specification of a GPU model: one section in the admin, and columns the
-# seed (catalog/services.py) keeps in step with catalog/seed_data.py.
-GPU_SPECIFICATION_FIELDS = (
-    "architecture",
-    "memory_gb",
-    "memory_type",
-    "memory_bandwidth_gbps",
-    "form_factor",
-    "interconnect",
-    "precisions",
-    "power_watts",
-)
 
 
 class TermPrice(models.Model):

@@ -5,14 +5,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from catalog import seed_data
-from catalog.models import (
-    GPU_SPECIFICATION_FIELDS,
-    AdviceSection,
-    Alternative,
-    Environment,
-    GpuModel,
-    TermPrice,
-)
+from catalog.models import AdviceSection, Alternative, Environment, GpuModel, TermPrice
 from catalog.pagecache import catalog_changed
 
 LANGUAGES = ("fr", "en")
@@ -23,7 +16,7 @@ LANGUAGES = ("fr", "en")
 #   so a corrected text reaches every machine on the next `make run`;
 # - stock, the on-sale flag, display order and prices belong to staff once a row exists:
 #   they are written only when the row is created, so a restart never undoes an admin edit.
-GPU_SPEC_FIELDS = ("name", *GPU_SPECIFICATION_FIELDS)
+GPU_SPEC_FIELDS = ("name", *GpuModel.SPECIFICATION_FIELDS)
 GPU_STAFF_FIELDS = ("units_total", "display_order")
 
 
