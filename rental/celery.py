@@ -6,9 +6,12 @@ from celery import Celery
 from django.db import transaction
 from kombu.exceptions import OperationalError as BrokerUnavailable
 
+from rental import kombu_filesystem
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "rental.settings.local")
 
 logger = logging.getLogger(__name__)
+kombu_filesystem.register()
 
 app = Celery("rental")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -3,7 +3,8 @@
 kombu writes a message file in place, under its final name. A worker listing the folder can
 move it away before the bytes are written and then fail on an empty message, which stops the
 worker. Here the file is written under a name the reader skips, then renamed into place
-(atomic on one filesystem).
+(atomic on one filesystem). `filesystem://` means this transport in this project: the
+alias is registered when the Celery app is imported.
 """
 
 import os
@@ -11,7 +12,7 @@ import uuid
 from time import monotonic
 
 from kombu.exceptions import ChannelError
-from kombu.transport import filesystem
+from kombu.transport import TRANSPORT_ALIASES, filesystem
 from kombu.utils.encoding import str_to_bytes
 from kombu.utils.json import dumps
 
@@ -31,3 +32,7 @@ class Channel(filesystem.Channel):
 
 class Transport(filesystem.Transport):
     Channel = Channel
+
+
+def register() -> None:
+    TRANSPORT_ALIASES["filesystem"] = f"{__name__}:Transport"

@@ -3,6 +3,7 @@ from decimal import Decimal
 import pytest
 from django.core.cache import cache
 
+from catalog.pagecache import forget_served_pages
 from payments.models import Asset, Chain
 from payments.services import rate_record
 from tests.api.receiver import receiver_start
@@ -20,8 +21,10 @@ def pytest_sessionstart(session):
 
 @pytest.fixture(autouse=True)
 def _clear_cache():
-    # Rate-limit counters live in the Redis cache: each test starts with none.
+    # Rate-limit counters and cached pages live in the Redis cache, cached pages also in
+    # this process: each test starts with none.
     cache.clear()
+    forget_served_pages()
     yield
 
 

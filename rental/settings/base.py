@@ -199,7 +199,6 @@ PAYMENTS_CLAIM_RATE_LIMIT = {"limit": 10, "period": 60}
 # so `make run` needs no server.
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
-    CELERY_BROKER_TRANSPORT = "rental.kombu_filesystem:Transport"
     _queue_dir = VAR_DIR / "celery" / "queue"
     _processed_dir = VAR_DIR / "celery" / "processed"
     CELERY_BROKER_TRANSPORT_OPTIONS = {

@@ -13,9 +13,9 @@ from rental import kombu_filesystem
 
 
 def _connection(folder):
+    # The plain URL of `make run`'s default broker: it names this project's transport.
     return Connection(
         "filesystem://",
-        transport=kombu_filesystem.Transport,
         transport_options={"data_folder_in": str(folder), "data_folder_out": str(folder)},
     )
 
@@ -32,6 +32,7 @@ def test_a_message_shows_under_its_final_name_only_once_written(tmp_path, monkey
 
     monkeypatch.setattr(kombu_filesystem.os, "replace", replace)
     with _connection(tmp_path) as conn:
+        assert isinstance(conn.transport, kombu_filesystem.Transport)
         queue = conn.SimpleQueue("jobs")
         queue.put({"n": 1, "padding": "x" * 100_000})
         message = queue.get(timeout=1)
