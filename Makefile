@@ -32,7 +32,7 @@ messages: $(BIN)/.installed
 	done
 
 run: deps compilemessages
-	mkdir -p var/celery/queue var/celery/processed
+	mkdir -p var/celery/queue var/celery/processed var/celery/control
 	$(MANAGE) migrate --no-input
 	$(MANAGE) seed_catalog
 	$(BIN)/honcho start

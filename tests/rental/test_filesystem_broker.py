@@ -16,7 +16,11 @@ def _connection(folder):
     # The plain URL of `make run`'s default broker: it names this project's transport.
     return Connection(
         "filesystem://",
-        transport_options={"data_folder_in": str(folder), "data_folder_out": str(folder)},
+        transport_options={
+            "data_folder_in": str(folder),
+            "data_folder_out": str(folder),
+            "control_folder": str(folder / "control"),
+        },
     )
 
 
