@@ -220,7 +220,7 @@ def chain_rows(args) -> list[Row]:
             interval = settings.PAYMENTS_SCAN_INTERVAL_SECONDS
             progress(f"payments: {args.payments} payments, beat every {interval:g} s")
             result = latency(node, chain=chain, payments=args.payments, interval=interval)
-            met = result.p95 <= interval + 1.0
+            met = result.p95 <= interval + 2.0  # the target the issue sets
             rows.append(
                 Row(
                     "4",
@@ -229,7 +229,7 @@ def chain_rows(args) -> list[Row]:
                     f"median {result.median:.2f} s, p95 {result.p95:.2f} s, max {result.max:.2f} s",
                     f"median {result.median / interval:.2f}x, p95 {result.p95 / interval:.2f}x "
                     f"beat ({interval:g} s)",
-                    "p95 <= beat + 1 s",
+                    "p95 <= beat + 2 s",
                     "OK" if met else "SLOW",
                 )
             )
