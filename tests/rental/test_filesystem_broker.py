@@ -44,4 +44,3 @@ def test_a_message_shows_under_its_final_name_only_once_written(tmp_path, monkey
         message.ack()
     assert seen_before_rename == []
     assert not list(tmp_path.glob(".*.partial"))
-
