@@ -1,11 +1,14 @@
 """Crypto payments: chains, assets, rates, invoices and the transfers the watcher saw."""
 
 import os
+import re
 from decimal import Decimal
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Lower
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
@@ -100,10 +103,22 @@ class Asset(models.Model):
                 & (~Q(kind="erc20") | ~Q(contract_address="")),
                 name="token_contract_only_for_erc20",
             ),
+            models.CheckConstraint(
+                condition=Q(contract_address=Lower("contract_address")),
+                name="token_contract_in_lower_case",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.symbol} · {self.chain.name}"
+
+    def clean(self) -> None:
+        # Explorers show checksummed (mixed-case) addresses; logs come in lower case.
+        self.contract_address = self.contract_address.lower()
+        if self.contract_address and not re.fullmatch(r"0x[0-9a-f]{40}", self.contract_address):
+            raise ValidationError(
+                {"contract_address": _("A contract address is 0x followed by 40 hex digits.")}
+            )
 
     @property
     def is_native(self) -> bool:

@@ -18,7 +18,14 @@ from django.core.cache import cache
 from django.db import connection, transaction
 
 from payments.models import NATIVE_LOG_INDEX, Asset, Chain, ScanCursor, ScannedBlock, Transfer
-from payments.rpc import Block, RangeTooLarge, RpcClient, RpcError, decode_transfer_log
+from payments.rpc import (
+    Block,
+    RangeTooLarge,
+    RpcClient,
+    RpcError,
+    RpcUnavailable,
+    decode_transfer_log,
+)
 from payments.settlement import (
     ObservedTransfer,
     invoice_settle,
@@ -172,7 +179,12 @@ def _scan_range(
 ) -> None:
     tokens = {a.contract_address: a for a in assets if a.kind == Asset.Kind.ERC20}
     native = next((a for a in assets if a.kind == Asset.Kind.NATIVE), None)
-    logs = client.transfer_logs(from_block=start, to_block=end, tokens=sorted(tokens))
+    # No token: no log query at all (an empty address list would mean every contract).
+    logs = (
+        client.transfer_logs(from_block=start, to_block=end, tokens=sorted(tokens))
+        if tokens
+        else []
+    )
     blocks = client.blocks(list(range(start, end + 1)), full=native is not None)
     by_number = {block.number: block for block in blocks}
     _check_linked(blocks, parent_hash=cursor.block_hash)
@@ -289,7 +301,11 @@ def _canonical_hashes(client: RpcClient, numbers: list[int]) -> dict[int, str | 
 
 def _reorg_check(*, chain: Chain, cursor: ScanCursor, client: RpcClient, report: ScanReport):
     """If the cursor's block left the canonical chain, walk back to the common ancestor."""
-    if _canonical_hashes(client, [cursor.block_number])[cursor.block_number] == cursor.block_hash:
+    current = _canonical_hashes(client, [cursor.block_number])[cursor.block_number]
+    if current is None:
+        # A node behind its peers knows nothing of that block yet: not a reorganisation.
+        raise RpcUnavailable(f"the node does not know block {cursor.block_number} yet")
+    if current == cursor.block_hash:
         return
     history = list(
         ScannedBlock.objects.filter(chain=chain, number__lt=cursor.block_number)
@@ -325,9 +341,10 @@ def _reorg_check(*, chain: Chain, cursor: ScanCursor, client: RpcClient, report:
         ScannedBlock.objects.filter(chain=chain, number__gt=number).delete()
         touched = set()
         for transfer in suspects:
-            if canonical[transfer.block_number] != transfer.block_hash and transfer_orphan(
-                transfer=transfer
-            ):
+            # A block the node does not return (None) is unknown, not replaced: the rescan
+            # from the ancestor finds the transfer again if it is still there.
+            replaced = canonical[transfer.block_number] not in (None, transfer.block_hash)
+            if replaced and transfer_orphan(transfer=transfer):
                 touched.add(transfer.invoice_id)
         for invoice_id in sorted(i for i in touched if i):
             invoice_settle(invoice_id=invoice_id)
@@ -354,7 +371,10 @@ def _confirmations_update(*, chain: Chain, client: RpcClient, head: int, report:
     for invoice_id, transfers in by_invoice.items():
         with transaction.atomic():
             for transfer in transfers:
-                if canonical[transfer.block_number] == transfer.block_hash:
+                block_hash = canonical[transfer.block_number]
+                if block_hash is None:
+                    continue  # the node did not answer for that block: ask again next scan
+                if block_hash == transfer.block_hash:
                     transfer_confirm(transfer=transfer)
                 else:
                     transfer_orphan(transfer=transfer)

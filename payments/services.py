@@ -15,6 +15,7 @@ from orders.transitions import order_event_record, order_transition
 from payments.derivation import deposit_address, xpub_for
 from payments.models import Asset, Chain, Invoice, PaymentClaim, Rate, ScanCursor
 from payments.selectors import rate_current, rate_is_stale
+from payments.settlement import units_still_free
 from rental.celery import enqueue_after_commit
 
 Actor = OrderEvent.Actor
@@ -53,6 +54,12 @@ def invoice_issue(*, order: Order, asset: Asset, now=None) -> Invoice:
         raise PaymentError(_("This order is no longer awaiting payment."), code="not_payable")
     if not (asset.is_active and asset.chain.is_active):
         raise PaymentError(_("This currency is not offered."), code="asset")
+    if not ScanCursor.objects.filter(chain=asset.chain).exists():
+        # Watching starts at the head the first scan sees: an address handed out before
+        # could be paid in blocks the watcher never reads.
+        raise PaymentError(
+            _("This network is not watched yet. Try again in a minute."), code="asset"
+        )
     rate = rate_current(asset=asset, currency=order.currency)
     if rate is None or rate_is_stale(rate=rate, now=now):
         raise PaymentError(
@@ -167,8 +174,17 @@ def invoice_mark_paid(*, invoice: Invoice, staff_user: User, reason: str) -> boo
     if not reason:
         raise PaymentError(_("Give the reason for marking this order paid."), code="reason")
     with transaction.atomic():
-        invoice = Invoice.objects.select_for_update().get(pk=invoice.pk)
+        # The order before its invoice, in the order the watcher and invoice_issue lock them.
         order = Order.objects.select_for_update().get(pk=invoice.order_id)
+        invoice = Invoice.objects.select_for_update().get(pk=invoice.pk)
+        if order.status == OrderStatus.EXPIRED and not units_still_free(order=order):
+            raise PaymentError(
+                _(
+                    "The GPUs of this expired order went to another order: it cannot be marked "
+                    "paid. Refund the customer instead."
+                ),
+                code="no_units",
+            )
         steps = {
             OrderStatus.AWAITING_PAYMENT: [OrderStatus.CONFIRMING, OrderStatus.PAID],
             OrderStatus.EXPIRED: [OrderStatus.CONFIRMING, OrderStatus.PAID],

@@ -69,12 +69,18 @@ FLAG_REASONS = {
 def transfers_record(*, chain: Chain, observed: list[ObservedTransfer]) -> set[int]:
     """Store the transfers to our deposit addresses, once each. Returns the invoices touched.
 
+    Runs inside the caller's transaction (the scan's, or the immediate check's).
+
     A transfer already recorded is skipped, unless a reorganisation had orphaned it (or moved
     it to another block): then it is seen again.
     """
     addresses = {item.to_address for item in observed}
     if not addresses:
         return set()
+    # The orders first, as invoice_issue locks them: an invoice switched to another currency
+    # while this runs is either seen closed here, or sees this transfer and keeps its address.
+    order_ids = Invoice.objects.filter(deposit_address__in=addresses).values("order_id")
+    list(Order.objects.select_for_update().filter(pk__in=order_ids).order_by("pk").values("pk"))
     invoices = {
         invoice.deposit_address: invoice
         for invoice in Invoice.objects.filter(deposit_address__in=addresses).select_related("order")
@@ -260,10 +266,15 @@ def invoice_settle(*, invoice_id: int) -> None:
             _flag(invoice=invoice, flag="review", reason="payment for a closed order", data=data)
 
 
+def units_still_free(*, order: Order) -> bool:
+    """Whether an expired order's units could be held again (the GPU row stays locked)."""
+    gpu = GpuModel.objects.select_for_update().get(pk=order.gpu_id)
+    return gpu_available_units(gpu=gpu) >= order.quantity
+
+
 def _late_payment_accept(*, order: Order, invoice: Invoice, data: dict) -> None:
     """An expired order comes back only while its units are still free; else staff decide."""
-    gpu = GpuModel.objects.select_for_update().get(pk=order.gpu_id)
-    if gpu_available_units(gpu=gpu) >= order.quantity:
+    if units_still_free(order=order):
         order_transition(
             order=order,
             to=OrderStatus.CONFIRMING,

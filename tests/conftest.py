@@ -5,7 +5,7 @@ from django.core.cache import cache
 
 from catalog.pagecache import forget_served_pages
 from payments.models import Asset, Chain
-from payments.services import rate_record
+from payments.services import chain_cursor_start, rate_record
 from tests.api.receiver import receiver_start
 from tests.factories import UserFactory
 from tests.services import unreachable
@@ -54,6 +54,7 @@ def usdc(db):
     chain = Chain.objects.create(
         chain_id=31337, name="Anvil devnet", confirmations=3, is_devnet=True
     )
+    chain_cursor_start(chain=chain, block_number=0, block_hash="0x" + "0" * 64)
     Asset.objects.create(
         slug="eth-devnet",
         chain=chain,
