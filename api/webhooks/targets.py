@@ -45,11 +45,13 @@ def target_url_check(url: str) -> None:
         raise WebhookTargetError("Put no credentials in the URL; verify the signature instead.")
 
 
-def target_addresses_check(url: str) -> None:
-    """Resolve the host and refuse it if any of its addresses is not public.
+def target_addresses_check(url: str) -> str:
+    """Resolve the host and refuse it if any of its addresses is not public; returns the
+    address to connect to.
 
     Run when the endpoint is created and again before every delivery, since DNS answers
-    can change in between.
+    can change in between; a delivery then connects to the address checked here, so a
+    second lookup cannot send it elsewhere (DNS rebinding).
     """
     target_url_check(url)
     parts = urlsplit(url)
@@ -65,3 +67,4 @@ def target_addresses_check(url: str) -> None:
             raise WebhookTargetError(
                 f"The host {parts.hostname!r} resolves to {refused} ({address})."
             )
+    return answers[0][4][0]

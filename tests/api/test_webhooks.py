@@ -269,3 +269,37 @@ def test_staff_see_deliveries_in_admin_and_send_them_again(client, staff, endpoi
     )
     delivery.refresh_from_db()
     assert (delivery.status, delivery.attempts) == ("pending", 0)
+
+
+def test_a_delivery_connects_to_the_address_it_checked_not_to_a_second_lookup(
+    api, receiver, place, monkeypatch
+):
+    """DNS rebinding: the name answers a safe address at the check, another one later."""
+    import socket
+
+    from api.webhooks import targets
+
+    port = receiver.url.split(":")[2].split("/")[0]
+    hostname = "hooks.customer.test"
+    lookups = []
+
+    real_getaddrinfo = socket.getaddrinfo
+
+    def resolve(host, *args, **kwargs):
+        if host != hostname:
+            return real_getaddrinfo(host, *args, **kwargs)  # the checked address itself
+        lookups.append(host)
+        # The first answer is the receiver (loopback is allowed in tests); any later lookup
+        # would land on a private address.
+        address = "127.0.0.1" if len(lookups) == 1 else "10.0.0.5"
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, int(port)))]
+
+    monkeypatch.setattr(targets.socket, "getaddrinfo", resolve)
+    url = f"http://{hostname}:{port}/hooks"
+    assert api.post("/api/v1/webhooks/", {"url": url}, format="json").status_code == 201
+    lookups.clear()
+    place()
+    [request] = receiver.wait_for(1)
+    assert request.headers["Host"] == f"{hostname}:{port}"
+    assert lookups == [hostname]  # the send-time check, and no lookup after it
+    assert WebhookDelivery.objects.get().status == "delivered"
