@@ -86,3 +86,9 @@ def test_staff_provisions_and_activates_an_order_and_the_customer_sees_the_acces
     expect(page.get_by_test_id("access-host")).to_have_text("gpu-node-07.locagpu.test")
     expect(page.locator("text=ssh -p 2207 ada@gpu-node-07.locagpu.test")).to_be_visible()
     screenshot(page, "journey-customer-access")
+
+
+def test_the_api_docs_page_renders_under_the_content_security_policy(desktop, catalog):
+    desktop.goto("/api/docs/")
+    expect(desktop.locator(".swagger-ui .opblock").first).to_be_visible()
+    assert desktop.locator(".opblock-summary-path").count() >= 10
