@@ -53,20 +53,6 @@ class ConfigureForm(forms.Form):
             if days in daily_rates
         ]
 
-    def clean(self):
-        data = super().clean()
-        environment = data.get("environment")
-        if (
-            environment
-            and environment.requires_details
-            and not data.get("environment_details", "").strip()
-        ):
-            self.add_error(
-                "environment_details",
-                _("Describe the image or the requirements of your custom environment."),
-            )
-        return data
-
 
 class ReasonForm(forms.Form):
     reason = forms.CharField(

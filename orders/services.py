@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
 from accounts.models import User
 from catalog.models import TERMS, Environment, GpuModel, TermPrice
@@ -51,7 +52,13 @@ class Quote:
 
 
 def _check_request(
-    *, gpu: GpuModel, environment: Environment, quantity: int, term_days: int, details: str
+    *,
+    gpu: GpuModel,
+    environment: Environment,
+    quantity: int,
+    term_days: int,
+    details: str,
+    details_required: bool = True,
 ) -> None:
     if not gpu.is_active:
         raise OrderError(_("This GPU is not on sale."), field="gpu", code="unknown_gpu")
@@ -63,7 +70,7 @@ def _check_request(
         raise OrderError(
             _("Choose between 1 and %(max)d GPUs.") % {"max": MAX_QUANTITY}, field="quantity"
         )
-    if environment.requires_details and not details.strip():
+    if details_required and environment.requires_details and not details.strip():
         raise OrderError(
             _("Describe the image or the requirements of your custom environment."),
             field="environment_details",
@@ -90,10 +97,13 @@ def quote_build(
     term_days: int,
     environment_details: str = "",
     available_units: int | None = None,
+    details_required: bool = True,
 ) -> Quote:
     """The price of a configuration; the configurator page, the API and order_create share it.
 
     Raises OrderError for an impossible configuration, including more units than available.
+    A price shown while the customer is still filling the form does not need the custom
+    environment's description yet (`details_required=False`); an order does.
     """
     _check_request(
         gpu=gpu,
@@ -101,6 +111,7 @@ def quote_build(
         quantity=quantity,
         term_days=term_days,
         details=environment_details,
+        details_required=details_required,
     )
     daily_rate = _daily_rate(gpu=gpu, term_days=term_days)
     if available_units is None:
@@ -221,7 +232,7 @@ def orders_expire(*, now=None) -> int:
             order=order,
             to=OrderStatus.EXPIRED,
             actor=Actor.SYSTEM,
-            reason="payment deadline passed",
+            reason=gettext_noop("payment deadline passed"),
         )
     return expired
 
@@ -232,7 +243,10 @@ def orders_complete(*, now=None) -> int:
     completed = 0
     for order in Order.objects.filter(status=OrderStatus.ACTIVE, ends_at__lte=now).iterator():
         completed += order_transition(
-            order=order, to=OrderStatus.COMPLETED, actor=Actor.SYSTEM, reason="term ended"
+            order=order,
+            to=OrderStatus.COMPLETED,
+            actor=Actor.SYSTEM,
+            reason=gettext_noop("term ended"),
         )
     return completed
 
@@ -254,7 +268,7 @@ def orders_warn_ending(*, now=None, notice: timedelta = timedelta(hours=24)) -> 
                     order=order,
                     kind=OrderEvent.Kind.NOTE,
                     actor=Actor.SYSTEM,
-                    reason="rental ends within 24 hours",
+                    reason=gettext_noop("rental ends within 24 hours"),
                     data={"notice": "ending_soon"},
                 )
                 warned += 1

@@ -41,7 +41,7 @@ def _gpu_or_404(slug: str):
     return gpu
 
 
-def _quote_for(form: ConfigureForm, gpu):
+def _quote_for(form: ConfigureForm, gpu, *, details_required: bool):
     """The quote of a valid form, or None with the reason added to the form."""
     if not form.is_valid():
         return None
@@ -54,6 +54,7 @@ def _quote_for(form: ConfigureForm, gpu):
             term_days=data["term"],
             environment_details=data["environment_details"],
             available_units=gpu.available_units,
+            details_required=details_required,
         )
     except OrderError as error:
         form.add_error(FORM_FIELD.get(error.field), error.message)
@@ -73,7 +74,8 @@ def configure(request, slug):
         available_units=gpu.available_units,
         daily_rates={price.term_days: price.daily_rate for price in gpu.prices.all()},
     )
-    quote = _quote_for(form, gpu)
+    # Only ordering needs the custom environment's description; a price preview does not.
+    quote = _quote_for(form, gpu, details_required=request.method == "POST")
 
     if request.method == "POST" and quote is not None:
         query = urlencode(

@@ -11,6 +11,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from catalog.models import GpuModel
 from catalog.selectors import gpu_available_units
@@ -60,9 +61,9 @@ def _transfer_data(transfer: Transfer) -> dict:
 
 
 FLAG_REASONS = {
-    Disposition.WRONG_ASSET: "a transfer in another currency than the invoice's",
-    Disposition.CLOSED_INVOICE: "a transfer to the address of a replaced invoice",
-    Disposition.UNMONITORED: "a transfer after the watch period",
+    Disposition.WRONG_ASSET: gettext_noop("a transfer in another currency than the invoice's"),
+    Disposition.CLOSED_INVOICE: gettext_noop("a transfer to the address of a replaced invoice"),
+    Disposition.UNMONITORED: gettext_noop("a transfer after the watch period"),
 }
 
 
@@ -186,7 +187,7 @@ def transfer_orphan(*, transfer: Transfer) -> bool:
             transfer=transfer,
             invoice=transfer.invoice,
             kind=Kind.TRANSFER_ORPHANED,
-            reason="its block was replaced by a chain reorganisation",
+            reason=gettext_noop("its block was replaced by a chain reorganisation"),
         )
     return True
 
@@ -222,14 +223,28 @@ def invoice_settle(*, invoice_id: int) -> None:
         invoice.save(update_fields=["amount_received", "amount_pending", "multiple"])
         left = {"left": str(max(due - confirmed - pending, Decimal(0)))}
         if 0 < confirmed + pending < enough:
-            _flag(invoice=invoice, flag="underpaid", reason="less than the amount due", data=left)
+            _flag(
+                invoice=invoice,
+                flag="underpaid",
+                reason=gettext_noop("less than the amount due"),
+                data=left,
+            )
         elif invoice.underpaid and covered:
             Invoice.objects.filter(pk=invoice.pk).update(underpaid=False)
         if confirmed > due:
             owed = {"refund_owed": str(confirmed - due)}
-            _flag(invoice=invoice, flag="overpaid", reason="more than the amount due", data=owed)
+            _flag(
+                invoice=invoice,
+                flag="overpaid",
+                reason=gettext_noop("more than the amount due"),
+                data=owed,
+            )
         if any(t.block_time > invoice.expires_at for t in counted):
-            _flag(invoice=invoice, flag="paid_late", reason="received after the deadline")
+            _flag(
+                invoice=invoice,
+                flag="paid_late",
+                reason=gettext_noop("received after the deadline"),
+            )
 
         data = {"invoice": invoice.pk, "received": str(confirmed), "pending": str(pending)}
         if covered and order.status == OrderStatus.AWAITING_PAYMENT:
@@ -237,7 +252,7 @@ def invoice_settle(*, invoice_id: int) -> None:
                 order=order,
                 to=OrderStatus.CONFIRMING,
                 actor=Actor.SYSTEM,
-                reason="payment seen on chain",
+                reason=gettext_noop("payment seen on chain"),
                 data=data,
             )
         elif covered and order.status == OrderStatus.EXPIRED:
@@ -248,7 +263,7 @@ def invoice_settle(*, invoice_id: int) -> None:
                     order=order,
                     to=OrderStatus.PAID,
                     actor=Actor.SYSTEM,
-                    reason="payment confirmed on chain",
+                    reason=gettext_noop("payment confirmed on chain"),
                     data=data,
                 ):
                     Invoice.objects.filter(pk=invoice.pk, status=Invoice.Status.OPEN).update(
@@ -259,11 +274,16 @@ def invoice_settle(*, invoice_id: int) -> None:
                     order=order,
                     to=OrderStatus.AWAITING_PAYMENT,
                     actor=Actor.SYSTEM,
-                    reason="a transfer was removed by a chain reorganisation",
+                    reason=gettext_noop("a transfer was removed by a chain reorganisation"),
                     data=data,
                 )
         elif covered and order.status in (OrderStatus.CANCELLED, OrderStatus.REFUNDED):
-            _flag(invoice=invoice, flag="review", reason="payment for a closed order", data=data)
+            _flag(
+                invoice=invoice,
+                flag="review",
+                reason=gettext_noop("payment for a closed order"),
+                data=data,
+            )
 
 
 def units_still_free(*, order: Order) -> bool:
@@ -279,13 +299,13 @@ def _late_payment_accept(*, order: Order, invoice: Invoice, data: dict) -> None:
             order=order,
             to=OrderStatus.CONFIRMING,
             actor=Actor.SYSTEM,
-            reason="late payment seen on chain while units are free",
+            reason=gettext_noop("late payment seen on chain while units are free"),
             data=data,
         )
     else:
         _flag(
             invoice=invoice,
             flag="review",
-            reason="late payment but the units are no longer free",
+            reason=gettext_noop("late payment but the units are no longer free"),
             data=data,
         )

@@ -38,6 +38,7 @@ def test_english_customer_orders_a_custom_environment_then_cancels_it(desktop, c
     assert order.environment.slug == "custom" and order.quantity == 2 and order.term_days == 3
     screenshot(page, "journey-en-order")
 
+    page.once("dialog", lambda dialog: dialog.accept())  # "Cancel this order?"
     page.click("text=Cancel this order")
     expect(page.get_by_test_id("order-status")).to_contain_text("Cancelled")
     order.refresh_from_db()

@@ -180,3 +180,22 @@ def test_forms_are_csrf_protected(customer, gpu, url):
     response = client.post(url, {"environment": "pytorch", "quantity": 1, "term": 7})
     assert response.status_code == 403
     assert not Order.objects.exists()
+
+
+def test_choosing_custom_shows_the_price_before_the_description_is_typed(client, gpu, custom_env):
+    response = client.get(
+        f"/en/gpus/{gpu.slug}/configure/",
+        {"environment": "custom", "quantity": 1, "term": 7},
+        HTTP_HX_REQUEST="true",
+    )
+    assert 'data-testid="quote-total"' in response.content.decode()
+
+
+def test_a_sold_out_gpu_says_so_and_cannot_be_ordered(client, customer, gpu):
+    from tests.factories import OrderFactory
+
+    OrderFactory(gpu=gpu, quantity=gpu.units_total, status="paid")
+    client.force_login(customer)
+    page = client.get(f"/en/gpus/{gpu.slug}/configure/").content.decode()
+    assert "Sold out right now." in page
+    assert re.search(r'<button type="submit" class="button order-button" disabled>', page)
