@@ -16,7 +16,10 @@ from datetime import UTC, datetime
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection, transaction
+from django.utils.translation import gettext_noop
 
+from orders.models import OrderEvent
+from orders.transitions import order_event_record
 from payments.models import NATIVE_LOG_INDEX, Asset, Chain, ScanCursor, ScannedBlock, Transfer
 from payments.rpc import (
     Block,
@@ -391,7 +394,7 @@ def invoice_check(*, invoice_id: int, tx_hash: str = "") -> dict:
     """
     from payments.models import Invoice
 
-    invoice = Invoice.objects.select_related("asset__chain").get(pk=invoice_id)
+    invoice = Invoice.objects.select_related("asset__chain", "order").get(pk=invoice_id)
     chain = invoice.asset.chain
     client = client_for(chain)
     observed = _receipt_transfers(client=client, chain=chain, tx_hash=tx_hash) if tx_hash else []
@@ -413,6 +416,15 @@ def invoice_check(*, invoice_id: int, tx_hash: str = "") -> dict:
         from payments.tasks import chain_scan_task
 
         chain_scan_task.delay(chain.pk)
+    elif not balance:
+        # The customer asked: answer them, even when the answer is "not yet".
+        order_event_record(
+            order=invoice.order,
+            kind=OrderEvent.Kind.NOTE,
+            actor=OrderEvent.Actor.SYSTEM,
+            reason=gettext_noop("checked at your request: nothing has reached the address yet"),
+            data={"tx_hash": tx_hash} if tx_hash else {},
+        )
     return {"recorded": len(observed), "balance": str(balance), "scan_queued": behind}
 
 

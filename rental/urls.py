@@ -2,9 +2,13 @@ from django.conf.urls.i18n import i18n_patterns
 from django.contrib import admin
 from django.templatetags.static import static
 from django.urls import include, path
+from django.utils.translation import gettext_lazy as _
 from django.views.generic import RedirectView
 
 from rental.health import healthz
+
+admin.site.site_header = admin.site.site_title = _("LocaGPU back office")
+admin.site.index_title = _("Orders, payments and catalog")
 
 urlpatterns = [
     path("admin/", admin.site.urls),

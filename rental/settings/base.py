@@ -28,6 +28,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django.contrib.humanize",
+    # allauth names the site in its e-mails: the store's name rather than a host and port.
+    "django.contrib.sites",
     "allauth",
     "allauth.account",
     "rest_framework",
@@ -55,6 +57,7 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "rental.urls"
+SITE_ID = 1
 WSGI_APPLICATION = "rental.wsgi.application"
 
 TEMPLATES = [
@@ -129,6 +132,7 @@ ACCOUNT_LOGIN_METHODS = {"email"}
 ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
 ACCOUNT_SIGNUP_FORM_CLASS = "accounts.forms.SignupForm"
 ACCOUNT_EMAIL_VERIFICATION = "optional"
+ACCOUNT_EMAIL_SUBJECT_PREFIX = "[LocaGPU] "
 ACCOUNT_UNIQUE_EMAIL = True
 # A duplicate e-mail gets a plain "already registered" message rather than a silent e-mail.
 ACCOUNT_PREVENT_ENUMERATION = False
@@ -163,7 +167,7 @@ STORAGES = {
 
 # --- E-mail --------------------------------------------------------------------
 EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
-DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="GPU Rental <noreply@gpu-rental.test>")
+DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="LocaGPU <noreply@locagpu.test>")
 
 # --- Crypto payments (payments/) ------------------------------------------------
 # Watch-only extended public key (account level, m/44'/60'/0') for deposit addresses on real
@@ -250,6 +254,8 @@ STORE_CURRENCY = env("STORE_CURRENCY", default="EUR")
 STORE_NAME = "LocaGPU"
 # Absolute links in e-mails.
 SITE_URL = env("SITE_URL", default="http://127.0.0.1:8000")
+# Shown in the footer and e-mails: where customers write with their order number.
+SUPPORT_EMAIL = env("SUPPORT_EMAIL", default="support@locagpu.test")
 ORDER_PAYMENT_WINDOW = timedelta(minutes=env.int("ORDER_PAYMENT_WINDOW_MINUTES", default=30))
 
 # --- Partner REST API (api/) -----------------------------------------------------

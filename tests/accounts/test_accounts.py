@@ -103,9 +103,13 @@ def test_password_reset_by_email_link(client, customer, lang):
     assert customer.check_password(new)
 
 
-def test_reset_email_is_in_french_for_a_french_page(client, customer):
+def test_reset_email_is_in_french_and_signed_by_the_store(client, customer):
     client.post("/fr/accounts/password/reset/", {"email": customer.email})
-    assert "mot de passe" in (mail.outbox[0].subject + mail.outbox[0].body).lower()
+    message = mail.outbox[0]
+    assert "mot de passe" in (message.subject + message.body).lower()
+    assert message.subject.startswith("[LocaGPU] ")
+    assert "LocaGPU" in message.body
+    assert message.from_email == "LocaGPU <noreply@locagpu.test>"
 
 
 @pytest.mark.parametrize(

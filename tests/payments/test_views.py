@@ -163,3 +163,13 @@ def test_an_underpaid_order_can_no_longer_be_cancelled(devnet, logged_in, custom
     assert "A payment has reached this order" in response.content.decode()
     invoice.order.refresh_from_db()
     assert invoice.order.status == "awaiting_payment"
+
+
+def test_ive_paid_with_nothing_sent_gets_an_answer_in_the_history(
+    devnet, logged_in, customer, django_capture_on_commit_callbacks
+):
+    invoice = order_with_invoice(devnet.usdc, user=customer)
+    with django_capture_on_commit_callbacks(execute=True):
+        logged_in.post(url("claim", invoice.order), {"tx_hash": ""}, HTTP_HX_REQUEST="true")
+    page = logged_in.get(f"/en/account/orders/{invoice.order.number}/status/").content.decode()
+    assert "nothing has reached the address yet" in page
