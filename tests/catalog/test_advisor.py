@@ -179,3 +179,9 @@ class TestRecommendGpus:
             assert str(recommendation.reason).startswith("Un pic de 60,5\u00a0Go")
         with translation.override("en"):
             assert str(recommendation.reason).startswith("A peak of 60.5 GB")
+
+
+def test_asking_for_more_gpus_than_are_free_says_how_many_are(client, seeded_catalog):
+    page = _ask(client, peak_memory_gb="20", gpu_count="500").content.decode()
+    assert "units are free right now" in page
+    assert "units are free right now" not in _ask(client, gpu_count="1").content.decode()
