@@ -152,6 +152,7 @@ LANGUAGES = [("fr", _("French")), ("en", _("English"))]
 MODELTRANSLATION_DEFAULT_LANGUAGE = "fr"
 MODELTRANSLATION_FALLBACK_LANGUAGES = ("fr", "en")
 LOCALE_PATHS = [BASE_DIR / "locale"]
+FORMAT_MODULE_PATH = ["rental.formats"]
 TIME_ZONE = "Europe/Paris"
 USE_I18N = True
 USE_TZ = True
