@@ -52,10 +52,17 @@ class Order(models.Model):
 
     number = models.CharField(_("order number"), max_length=16, unique=True, editable=False)
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="orders"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="orders",
+        verbose_name=_("customer"),
     )
-    gpu = models.ForeignKey(GpuModel, on_delete=models.PROTECT, related_name="orders")
-    environment = models.ForeignKey(Environment, on_delete=models.PROTECT, related_name="+")
+    gpu = models.ForeignKey(
+        GpuModel, on_delete=models.PROTECT, related_name="orders", verbose_name="GPU"
+    )
+    environment = models.ForeignKey(
+        Environment, on_delete=models.PROTECT, related_name="+", verbose_name=_("environment")
+    )
     environment_details = models.TextField(_("environment details"), blank=True)
     quantity = models.PositiveIntegerField(_("quantity"))
     term_days = models.PositiveSmallIntegerField(_("term (days)"))
@@ -118,17 +125,28 @@ class OrderEvent(models.Model):
         SYSTEM = "system", _("System")
         PARTNER = "partner", _("Partner API")
 
-    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="events")
-    kind = models.CharField(max_length=24, choices=Kind.choices, default=Kind.STATUS)
-    old_status = models.CharField(max_length=20, choices=OrderStatus.choices, blank=True)
-    new_status = models.CharField(max_length=20, choices=OrderStatus.choices, blank=True)
-    actor = models.CharField(max_length=10, choices=Actor.choices)
-    actor_user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    order = models.ForeignKey(
+        Order, on_delete=models.CASCADE, related_name="events", verbose_name=_("order")
     )
-    reason = models.TextField(blank=True)
-    data = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    kind = models.CharField(_("kind"), max_length=24, choices=Kind.choices, default=Kind.STATUS)
+    old_status = models.CharField(
+        _("from status"), max_length=20, choices=OrderStatus.choices, blank=True
+    )
+    new_status = models.CharField(
+        _("to status"), max_length=20, choices=OrderStatus.choices, blank=True
+    )
+    actor = models.CharField(_("by"), max_length=10, choices=Actor.choices)
+    actor_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("person"),
+    )
+    reason = models.TextField(_("reason"), blank=True)
+    data = models.JSONField(_("details"), default=dict, blank=True)
+    created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
     # Set once the side effects (e-mail, webhooks) were handed over: a second run skips them.
     dispatched_at = models.DateTimeField(null=True, blank=True, editable=False)
 
