@@ -86,6 +86,7 @@ def test_french_visitor_rents_two_h100_and_pays_on_chain(desktop, catalog, devne
     expect(page.locator(".timeline-step[data-status=paid]")).to_have_class(
         re.compile("step-(done|current)")
     )
+    expect(page.get_by_test_id("payment-status")).to_contain_text("3 confirmations sur 3")
     screenshot(page, "journey-fr-paid")
     order.refresh_from_db()
     assert order.status == OrderStatus.PAID
