@@ -101,49 +101,74 @@ def invoice_current(*, order: Order) -> Invoice | None:
     )
 
 
-def payment_context(*, order: Order, now=None) -> dict:
-    """Everything the payment section of the order page shows, with a fixed number of queries
-    and no RPC: confirmations come from the head the watcher last saw."""
-    from payments.forms import AssetChoiceForm, PaymentClaimForm
+def payment_progress(*, order: Order, now=None) -> dict:
+    """What the polled part of the payment section shows: transfers and their confirmations.
 
+    No RPC (confirmations come from the head the watcher last saw) and nothing the
+    instructions alone need: this runs every few seconds per open order page.
+    """
     now = now or timezone.now()
     invoice = invoice_current(order=order)
     payable = order.status == OrderStatus.AWAITING_PAYMENT and order.payment_deadline > now
     context: dict = {
         "order": order,
         "invoice": invoice,
-        "can_issue": payable and (invoice is None or not invoice.transfers.exists()),
-        "issue_form": AssetChoiceForm() if payable else None,
-        "claim_form": PaymentClaimForm(),
+        "payable": payable,
+        "transfers": [],
         "polling": order.status not in FINAL_STATUSES
         and not (invoice is None and not payable)
         and (invoice is None or now < invoice.monitor_until),
-        "deadline": order.payment_deadline,
-        "seconds_left": max(int((order.payment_deadline - now).total_seconds()), 0),
     }
     if invoice is None:
         return context
-    asset, chain = invoice.asset, invoice.asset.chain
-    cursor = ScanCursor.objects.filter(chain=chain).first()
-    uri = eip681_uri(invoice=invoice)
+    asset = invoice.asset
+    cursor = ScanCursor.objects.filter(chain=asset.chain).first()
     context.update(
         {
             "asset": asset,
-            "chain": chain,
+            "chain": asset.chain,
+            "transfers": _transfer_rows(invoice=invoice, head=cursor and cursor.head_block),
+            "amount_left": in_asset_units(invoice.amount_left, asset=asset),
+            "waiting_for_money": invoice.status == Invoice.Status.OPEN
+            and order.status == OrderStatus.AWAITING_PAYMENT,
+        }
+    )
+    return context
+
+
+def payment_context(*, order: Order, now=None) -> dict:
+    """Everything the payment section of the order page shows: the progress above, plus the
+    instructions (address, amount, QR code) and the forms."""
+    from payments.forms import AssetChoiceForm, PaymentClaimForm
+
+    now = now or timezone.now()
+    context = payment_progress(order=order, now=now)
+    invoice, payable = context["invoice"], context["payable"]
+    context.update(
+        {
+            "can_issue": payable and not context["transfers"],
+            "issue_form": AssetChoiceForm() if payable else None,
+            "claim_form": PaymentClaimForm(),
+            "deadline": order.payment_deadline,
+            "seconds_left": max(int((order.payment_deadline - now).total_seconds()), 0),
+        }
+    )
+    if invoice is None:
+        return context
+    asset = invoice.asset
+    uri = eip681_uri(invoice=invoice)
+    context.update(
+        {
             "deposit_address": to_checksum_address(invoice.deposit_address),
             "token_contract": ""
             if asset.is_native
             else to_checksum_address(asset.contract_address),
             "amount_due": in_asset_units(invoice.amount_due, asset=asset),
-            "amount_left": in_asset_units(invoice.amount_left, asset=asset),
             "amount_received": in_asset_units(invoice.amount_received, asset=asset),
             "partly_paid": 0 < invoice.amount_left < invoice.amount_due,
             "payment_uri": uri,
             "qr_svg": mark_safe(qr_svg(uri)),  # segno's own SVG markup, no user input
-            "transfers": _transfer_rows(invoice=invoice, head=cursor and cursor.head_block),
-            "confirmations_needed": chain.confirmations,
-            "waiting_for_money": invoice.status == Invoice.Status.OPEN
-            and order.status == OrderStatus.AWAITING_PAYMENT,
+            "confirmations_needed": asset.chain.confirmations,
             "late_claims_possible": order.status == OrderStatus.EXPIRED
             and now < invoice.monitor_until,
         }

@@ -9,7 +9,7 @@ from django.views.decorators.http import require_GET, require_POST
 from orders.models import Order
 from orders.selectors import order_page_context
 from payments.forms import AssetChoiceForm, PaymentClaimForm
-from payments.selectors import payment_context
+from payments.selectors import payment_context, payment_progress
 from payments.services import PaymentError, invoice_issue, payment_claim_record
 from rental.ratelimit import rate_limit_exceeded
 
@@ -88,7 +88,7 @@ def payment_claim(request, number: str):
 @require_GET
 def payment_status(request, number: str):
     order = _own_order(request, number)
-    context = {"order": order, "payment": payment_context(order=order)}
+    context = {"order": order, "payment": payment_progress(order=order)}
     return render(
         request, "payments/_payment_status.html", {**context, "refresh_instructions": True}
     )
