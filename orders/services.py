@@ -12,7 +12,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import gettext_noop
 
 from accounts.models import User
-from catalog.models import TERMS, Environment, GpuModel, TermPrice
+from catalog.models import TERMS, Environment, GpuModel
 from catalog.pagecache import catalog_changed
 from catalog.selectors import gpu_available_units
 from orders.models import Order, OrderEvent, OrderStatus
@@ -83,10 +83,11 @@ def _check_request(
 
 
 def _daily_rate(*, gpu: GpuModel, term_days: int) -> Decimal:
-    try:
-        return TermPrice.objects.get(gpu=gpu, term_days=term_days).daily_rate
-    except TermPrice.DoesNotExist:
-        raise OrderError(_("This term is not available for this GPU."), field="term_days") from None
+    # gpu.prices: the configurator has them prefetched already; elsewhere, one query.
+    for price in gpu.prices.all():
+        if price.term_days == term_days:
+            return price.daily_rate
+    raise OrderError(_("This term is not available for this GPU."), field="term_days")
 
 
 def quote_build(
