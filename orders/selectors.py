@@ -2,6 +2,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
 
 from accounts.models import User
 from orders.models import Order, OrderEvent, OrderStatus
@@ -16,9 +17,10 @@ def orders_for_user(*, user: User) -> QuerySet[Order]:
     return Order.objects.filter(user=user).select_related("gpu", "environment")
 
 
-def order_for_user(*, user: User, number: str) -> Order:
-    """The customer's own order; another customer's number raises Order.DoesNotExist."""
-    return orders_for_user(user=user).get(number=number.upper())
+def order_for_user_or_404(*, user: User, number: str) -> Order:
+    """The customer's own order. Another customer's number is a 404, exactly like a number
+    that does not exist; numbers are read case-insensitively (they are read aloud)."""
+    return get_object_or_404(orders_for_user(user=user), number=number.upper())
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 from catalog.selectors import gpus_with_availability
 from orders import selectors
 from orders.forms import ConfigureForm
-from orders.models import Order, OrderEvent
+from orders.models import OrderEvent
 from orders.services import OrderError, order_cancel, order_create, quote_build
 from payments.selectors import payment_context
 
@@ -124,16 +124,9 @@ def order_list(request):
     return render(request, "orders/order_list.html", {"page": page})
 
 
-def _own_order(request, number: str) -> Order:
-    try:
-        return selectors.order_for_user(user=request.user, number=number)
-    except Order.DoesNotExist as exc:
-        raise Http404 from exc
-
-
 @login_required
 def order_detail(request, number):
-    order = _own_order(request, number)
+    order = selectors.order_for_user_or_404(user=request.user, number=number)
     context = {
         **selectors.order_page_context(order=order),
         "payment": payment_context(order=order),
@@ -144,14 +137,14 @@ def order_detail(request, number):
 @login_required
 def order_status(request, number):
     """The live part of the order page (status, timeline, events), polled by htmx."""
-    order = _own_order(request, number)
+    order = selectors.order_for_user_or_404(user=request.user, number=number)
     return render(request, "orders/_status.html", selectors.order_page_context(order=order))
 
 
 @login_required
 @require_POST
 def order_cancel_view(request, number):
-    order = _own_order(request, number)
+    order = selectors.order_for_user_or_404(user=request.user, number=number)
     try:
         cancelled = order_cancel(
             order=order, actor=OrderEvent.Actor.CUSTOMER, actor_user=request.user

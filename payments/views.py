@@ -2,21 +2,16 @@
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from orders.models import Order
-from orders.selectors import order_page_context
+from orders.selectors import order_for_user_or_404, order_page_context
 from payments.forms import AssetChoiceForm, PaymentClaimForm
 from payments.selectors import payment_context, payment_progress
 from payments.services import PaymentError, invoice_issue, payment_claim_record
 from rental.ratelimit import rate_limit_exceeded
-
-
-def _own_order(request, number: str) -> Order:
-    # Someone else's order is a 404, exactly like an order that does not exist.
-    return get_object_or_404(Order.objects.select_related("gpu"), number=number, user=request.user)
 
 
 def _is_htmx(request) -> bool:
@@ -41,13 +36,13 @@ def _render_section(request, order: Order, *, status: int = 200, **forms):
 @login_required
 @require_GET
 def payment_page(request, number: str):
-    return _render_section(request, _own_order(request, number))
+    return _render_section(request, order_for_user_or_404(user=request.user, number=number))
 
 
 @login_required
 @require_POST
 def payment_issue(request, number: str):
-    order = _own_order(request, number)
+    order = order_for_user_or_404(user=request.user, number=number)
     form = AssetChoiceForm(request.POST)
     if form.is_valid():
         try:
@@ -62,7 +57,7 @@ def payment_issue(request, number: str):
 @login_required
 @require_POST
 def payment_claim(request, number: str):
-    order = _own_order(request, number)
+    order = order_for_user_or_404(user=request.user, number=number)
     form = PaymentClaimForm(request.POST)
     if rate_limit_exceeded(
         scope="payment-claim", key=str(request.user.pk), **settings.PAYMENTS_CLAIM_RATE_LIMIT
@@ -87,7 +82,7 @@ def payment_claim(request, number: str):
 @login_required
 @require_GET
 def payment_status(request, number: str):
-    order = _own_order(request, number)
+    order = order_for_user_or_404(user=request.user, number=number)
     context = {"order": order, "payment": payment_progress(order=order)}
     return render(
         request, "payments/_payment_status.html", {**context, "refresh_instructions": True}

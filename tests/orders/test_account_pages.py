@@ -77,4 +77,5 @@ def test_lowercase_order_number_finds_the_order(client, customer):
     OrderFactory(user=customer, number="LG-ABCD-EFGH")
     client.force_login(customer)
     assert client.get("/fr/account/orders/lg-abcd-efgh/").status_code == 200
+    assert client.get("/fr/account/orders/lg-abcd-efgh/payment/status/").status_code == 200
     assert Order.objects.count() == 1
