@@ -15,28 +15,32 @@ from web3 import Web3
 from payments.models import Asset, Chain, ScanCursor
 from payments.services import chain_cursor_start, rate_record
 
-ARTIFACT = Path(settings.BASE_DIR) / "contracts" / "build" / "TestUSDC.json"
+BUILD = Path(settings.BASE_DIR) / "contracts" / "build"
 DEVNET_CHAIN_ID = 31337
 ETH_SLUG, USDC_SLUG = "eth-devnet", "usdc-devnet"
 # Fixed devnet prices in the store currency.
 DEVNET_RATES = {ETH_SLUG: Decimal("3000"), USDC_SLUG: Decimal("0.92")}
 
 
-def artifact() -> dict:
-    return json.loads(ARTIFACT.read_text())
+def artifact(name: str = "TestUSDC") -> dict:
+    return json.loads((BUILD / f"{name}.json").read_text())
 
 
 def web3_for(url: str) -> Web3:
     return Web3(Web3.HTTPProvider(url, request_kwargs={"timeout": 10}))
 
 
-def token_deploy(w3: Web3, *, deployer: str | None = None) -> str:
-    """Deploy a TestUSDC; returns its lower-case address."""
-    compiled = artifact()
+def contract_deploy(w3: Web3, *, name: str = "TestUSDC", deployer: str | None = None) -> str:
+    """Deploy a contract of contracts/build/; returns its lower-case address."""
+    compiled = artifact(name)
     contract = w3.eth.contract(abi=compiled["abi"], bytecode=compiled["bytecode"])
     tx = contract.constructor().transact({"from": deployer or w3.eth.accounts[0]})
     receipt = w3.eth.wait_for_transaction_receipt(tx, timeout=30)
     return receipt["contractAddress"].lower()
+
+
+def token_deploy(w3: Web3, *, deployer: str | None = None) -> str:
+    return contract_deploy(w3, deployer=deployer)
 
 
 def token(w3: Web3, address: str):

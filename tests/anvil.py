@@ -35,6 +35,8 @@ class Anvil:
     process: subprocess.Popen
     usdc: str = ""
     lookalike: str = ""
+    # Sends on the ether it receives in the same call (an internal transaction).
+    forwarder: str = ""
 
     @property
     def w3(self) -> Web3:
@@ -78,13 +80,14 @@ def anvil_stop(node: Anvil) -> None:
 
 @pytest.fixture(scope="session")
 def anvil():
-    from payments.devnet import token_deploy
+    from payments.devnet import contract_deploy, token_deploy
 
     node = anvil_start()
     try:
         w3 = node.w3
         node.usdc = token_deploy(w3)
         node.lookalike = token_deploy(w3)
+        node.forwarder = contract_deploy(w3, name="Forwarder")
         yield node
     finally:
         anvil_stop(node)
@@ -150,6 +153,19 @@ class Devnet:
         from payments.devnet import native_transfer
 
         return native_transfer(self.w3, sender=self.payer, to=to, amount=amount, **extra)
+
+    def pay_through_contract(self, payouts: dict[str, int]) -> str:
+        """ETH to each address, sent by the forwarder contract within one transaction."""
+        from payments.devnet import artifact
+
+        forwarder = self.w3.eth.contract(
+            address=Web3.to_checksum_address(self.node.forwarder), abi=artifact("Forwarder")["abi"]
+        )
+        recipients = [Web3.to_checksum_address(address) for address in payouts]
+        tx = forwarder.functions.forwardMany(recipients, list(payouts.values())).transact(
+            {"from": self.payer, "value": sum(payouts.values())}
+        )
+        return Web3.to_hex(tx)
 
     def receipt(self, tx_hash: str):
         return self.w3.eth.wait_for_transaction_receipt(tx_hash, timeout=10)

@@ -9,12 +9,23 @@ import requests
 
 class FlakyRpcProxy:
     """Forwards JSON-RPC to anvil, but refuses eth_getLogs spanning more than `max_log_range`
-    blocks ("block range too large"), and answers HTTP 429 to the next `throttle` requests."""
+    blocks ("block range too large"), answers HTTP 429 to the next `throttle` requests, and
+    with `tracing=False` answers "method not found" to debug_* and trace_* like most public
+    providers."""
 
-    def __init__(self, upstream: str, *, max_log_range: int | None = None, throttle: int = 0):
+    def __init__(
+        self,
+        upstream: str,
+        *,
+        max_log_range: int | None = None,
+        throttle: int = 0,
+        tracing: bool = True,
+    ):
         self.upstream = upstream
         self.max_log_range = max_log_range
         self.throttle = throttle
+        self.tracing = tracing
+        self.refused_methods: list[str] = []
         self.refused_ranges: list[int] = []
         self.log_ranges: list[tuple[int, int]] = []
         proxy = self
@@ -54,7 +65,17 @@ class FlakyRpcProxy:
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     def _refusal(self, payload):
-        if isinstance(payload, list) or payload.get("method") != "eth_getLogs":
+        if isinstance(payload, list):
+            return None
+        method = payload.get("method", "")
+        if not self.tracing and method.startswith(("debug_", "trace_")):
+            self.refused_methods.append(method)
+            return {
+                "jsonrpc": "2.0",
+                "id": payload["id"],
+                "error": {"code": -32601, "message": "Method not found"},
+            }
+        if method != "eth_getLogs":
             return None
         query = payload["params"][0]
         start, end = int(query["fromBlock"], 16), int(query["toBlock"], 16)
