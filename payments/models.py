@@ -17,6 +17,8 @@ from orders.models import Order
 # uint256 amounts overflow bigint: base units live in NUMERIC(78, 0).
 BASE_UNITS = {"max_digits": 78, "decimal_places": 0}
 # Native coin transfers have no log index; this sentinel keeps them in the same unique key.
+# Ether sent by a contract inside a transaction (an internal transfer) takes the sentinels
+# below it: NATIVE_LOG_INDEX - n for the n-th call of the transaction's trace.
 NATIVE_LOG_INDEX = -1
 
 
@@ -172,6 +174,11 @@ class Invoice(models.Model):
     amount_received = models.DecimalField(_("received"), default=0, **BASE_UNITS)
     amount_pending = models.DecimalField(_("pending"), default=0, **BASE_UNITS)
     closed_at = models.DateTimeField(_("closed"), null=True, blank=True)
+    # ETH sent by contracts leaves no transaction naming the address: up to this block, the
+    # address's balance was explained by its recorded transfers (payments/internal_transfers.py).
+    balance_explained_block = models.PositiveBigIntegerField(
+        _("balance explained up to block"), null=True, blank=True
+    )
     underpaid = models.BooleanField(_("underpaid"), default=False)
     overpaid = models.BooleanField(_("overpaid (refund owed)"), default=False)
     paid_late = models.BooleanField(_("paid late"), default=False)
@@ -260,7 +267,7 @@ class Transfer(models.Model):
 
     @property
     def is_native(self) -> bool:
-        return self.log_index == NATIVE_LOG_INDEX
+        return self.log_index <= NATIVE_LOG_INDEX
 
 
 class ScanCursor(models.Model):

@@ -125,6 +125,25 @@ class Receipt(_Model):
         return self.status == 1
 
 
+class CallFrame(_Model):
+    """One call of a transaction, as debug_trace* answers with the callTracer."""
+
+    type: str
+    from_address: Address = Field(alias="from")
+    to: Address | None = None
+    value: Quantity = 0
+    error: str | None = None
+    calls: list["CallFrame"] = []
+
+
+class TransactionTrace(_Model):
+    tx_hash: Hash32 = Field(alias="txHash")
+    result: CallFrame
+
+
+CALL_TRACER = {"tracer": "callTracer"}
+
+
 def _validate(model: type[_Model], value: Any, method: str):
     try:
         return model.model_validate(value)
@@ -284,6 +303,28 @@ class RpcClient:
 
     def balance(self, address: str) -> int:
         return _quantity(self.request("eth_getBalance", [address, "latest"]))
+
+    def balances(self, queries: list[tuple[str, int]], *, chunk: int = 50) -> list[int]:
+        """Balances of (address, block number) pairs, batched."""
+        balances: list[int] = []
+        for start in range(0, len(queries), chunk):
+            part = queries[start : start + chunk]
+            raws = self.batch("eth_getBalance", [[address, hex(block)] for address, block in part])
+            try:
+                balances += [_quantity(raw) for raw in raws]
+            except ValueError as exc:
+                raise InvalidAnswer("eth_getBalance: not a quantity") from exc
+        return balances
+
+    def call_trace(self, tx_hash: str) -> CallFrame:
+        raw = self.request("debug_traceTransaction", [tx_hash, CALL_TRACER])
+        return _validate(CallFrame, raw, "debug_traceTransaction")
+
+    def block_call_traces(self, block_hash: str) -> list[TransactionTrace]:
+        raw = self.request("debug_traceBlockByHash", [block_hash, CALL_TRACER])
+        if not isinstance(raw, list):
+            raise InvalidAnswer("debug_traceBlockByHash: answer is not a list")
+        return [_validate(TransactionTrace, item, "debug_traceBlockByHash") for item in raw]
 
     def token_balance(self, *, token: str, owner: str) -> int:
         # balanceOf(address) selector, then the owner left-padded to 32 bytes.

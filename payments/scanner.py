@@ -20,6 +20,7 @@ from django.utils.translation import gettext_noop
 
 from orders.models import OrderEvent
 from orders.transitions import order_event_record
+from payments.internal_transfers import transaction_internal_transfers
 from payments.models import NATIVE_LOG_INDEX, Asset, Chain, ScanCursor, ScannedBlock, Transfer
 from payments.rpc import (
     Block,
@@ -413,9 +414,13 @@ def invoice_check(*, invoice_id: int, tx_hash: str = "") -> dict:
     )
     behind = balance > known
     if behind:
-        from payments.tasks import chain_scan_task
+        from payments.tasks import chain_scan_task, native_balances_check_task
 
-        chain_scan_task.delay(chain.pk)
+        scan = chain_scan_task.si(chain.pk)
+        # After the scan, ether sent by a contract is what the balance still does not explain.
+        if asset.is_native:
+            scan |= native_balances_check_task.si(chain.pk, [invoice.pk])
+        scan.delay()
     elif not balance:
         # The customer asked: answer them, even when the answer is "not yet".
         order_event_record(
@@ -451,5 +456,10 @@ def _receipt_transfers(*, client: RpcClient, chain: Chain, tx_hash: str) -> list
     if native is not None and tx is not None and tx.to and tx.value > 0:
         observed.append(
             _observed(block, tx_hash, NATIVE_LOG_INDEX, tx.from_address, tx.to, native, tx.value)
+        )
+    if native is not None:
+        # Ether a contract passed on inside the transaction names no address at the top.
+        observed += transaction_internal_transfers(
+            client=client, tx_hash=tx_hash, block=block, native=native
         )
     return observed

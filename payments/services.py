@@ -54,7 +54,8 @@ def invoice_issue(*, order: Order, asset: Asset, now=None) -> Invoice:
         raise PaymentError(_("This order is no longer awaiting payment."), code="not_payable")
     if not (asset.is_active and asset.chain.is_active):
         raise PaymentError(_("This currency is not offered."), code="asset")
-    if not ScanCursor.objects.filter(chain=asset.chain).exists():
+    cursor = ScanCursor.objects.filter(chain=asset.chain).first()
+    if cursor is None:
         # Watching starts at the head the first scan sees: an address handed out before
         # could be paid in blocks the watcher never reads.
         raise PaymentError(
@@ -104,6 +105,8 @@ def invoice_issue(*, order: Order, asset: Asset, now=None) -> Invoice:
                         created_at=now,
                         expires_at=order.payment_deadline,
                         monitor_until=order.payment_deadline + settings.PAYMENTS_MONITOR_PERIOD,
+                        # A fresh address: nothing at it to explain before this block.
+                        balance_explained_block=cursor.block_number,
                     )
             except IntegrityError:
                 # Another invoice took this index meanwhile: take the next one.

@@ -27,6 +27,20 @@ def chain_scan_task(chain_id: int) -> dict | None:
     return {"skipped": report.skipped, "to": report.scanned_to, "error": report.error}
 
 
+@shared_task(acks_late=True, ignore_result=True)
+def native_balances_check_task(
+    chain_id: int | None = None, invoice_ids: list[int] | None = None
+) -> None:
+    """Beat: ether sent by contracts on every active chain; or one invoice after "I've paid"."""
+    from payments.internal_transfers import native_balances_check
+
+    chains = Chain.objects.filter(is_active=True).order_by("pk")
+    if chain_id is not None:
+        chains = chains.filter(pk=chain_id)
+    for chain in chains:
+        native_balances_check(chain=chain, invoice_ids=invoice_ids)
+
+
 @shared_task(
     acks_late=True,
     ignore_result=True,

@@ -185,6 +185,11 @@ PAYMENTS_MONITOR_PERIOD = timedelta(hours=env.int("PAYMENTS_MONITOR_HOURS", defa
 # Shortfall accepted as full payment, as a fraction of the amount due (0.001 = 0.1 %).
 PAYMENTS_UNDERPAYMENT_TOLERANCE = env.str("PAYMENTS_UNDERPAYMENT_TOLERANCE", default="0")
 PAYMENTS_SCAN_INTERVAL_SECONDS = env.float("PAYMENTS_SCAN_INTERVAL_SECONDS", default=3.0)
+# How often watched ETH addresses' balances are compared with their recorded transfers, to
+# find ether sent by contracts (payments/internal_transfers.py): a batched call per 50 addresses.
+PAYMENTS_NATIVE_BALANCE_CHECK_SECONDS = env.float(
+    "PAYMENTS_NATIVE_BALANCE_CHECK_SECONDS", default=30.0
+)
 # One scan task stops after this long and leaves the rest to the next beat.
 PAYMENTS_SCAN_TIME_BUDGET_SECONDS = 20.0
 PAYMENTS_MAX_BLOCK_RANGE = env.int("PAYMENTS_MAX_BLOCK_RANGE", default=500)
@@ -240,6 +245,12 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
         "task": "payments.tasks.chains_scan_task",
         "schedule": PAYMENTS_SCAN_INTERVAL_SECONDS,
         "options": {"expires": PAYMENTS_SCAN_INTERVAL_SECONDS * 2},
+    },
+    # Ether sent by contracts (internal transactions) that no scanned transaction shows.
+    "payments-native-balances": {
+        "task": "payments.tasks.native_balances_check_task",
+        "schedule": PAYMENTS_NATIVE_BALANCE_CHECK_SECONDS,
+        "options": {"expires": PAYMENTS_NATIVE_BALANCE_CHECK_SECONDS},
     },
     "payments-devnet-rates": {"task": "payments.tasks.devnet_rates_refresh_task", "schedule": 60.0},
     # Webhook deliveries whose retry time has come (the rows survive worker restarts).
