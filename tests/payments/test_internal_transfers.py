@@ -9,7 +9,9 @@ from django.utils import translation
 
 from orders.models import OrderEvent, OrderStatus
 from payments.devnet import ETH_SLUG
+from payments.internal_transfers import native_balances_check
 from payments.models import NATIVE_LOG_INDEX, Asset, Chain, ScanCursor, Transfer
+from payments.rpc import RpcClient
 from payments.services import payment_claim_record
 from tests.payments.helpers import order_with_invoice, reload, timeline
 from tests.payments.proxy import FlakyRpcProxy
@@ -132,3 +134,33 @@ def test_a_node_without_traces_flags_the_surplus_for_staff_with_its_amount(devne
     assert flagged.data["amount"] == str(invoice.amount_due)
     with translation.override("fr"):
         assert translation.gettext(flagged.reason) == "fonds reçus sans transaction visible"
+
+
+def test_a_reorg_removing_the_forwarded_payment_sends_the_order_back_to_awaiting_payment(
+    devnet, settings
+):
+    invoice = eth_invoice()
+    before = devnet.snapshot()
+    devnet.receipt(devnet.pay_through_contract({invoice.deposit_address: int(invoice.amount_due)}))
+    beat(settings)
+    assert reload(invoice)[1].status == OrderStatus.CONFIRMING
+
+    devnet.revert(before)  # the block with the contract's payment is gone
+    devnet.mine(5)
+    beat(settings)
+
+    invoice, order = reload(invoice)
+    assert invoice.transfers.get().status == Transfer.Status.ORPHANED
+    assert order.status == OrderStatus.AWAITING_PAYMENT and not invoice.flags
+
+
+def test_explained_balances_cost_one_batched_request_and_no_trace(devnet):
+    invoices = [eth_invoice() for _ in range(3)]
+    devnet.pay_native(invoices[0].deposit_address, int(invoices[0].amount_due))
+    devnet.scan()
+    client = RpcClient(devnet.node.url)
+
+    report = native_balances_check(chain=devnet.chain, client=client)
+
+    assert report.checked == 3 and not report.traced_blocks and not report.unexplained
+    assert client.calls == {"eth_getBalance": 3} and client.http_requests == 1
