@@ -130,8 +130,7 @@ def payment_progress(*, order: Order, now=None) -> dict:
             "chain": asset.chain,
             "transfers": _transfer_rows(invoice=invoice, head=cursor and cursor.head_block),
             "amount_left": in_asset_units(invoice.amount_left, asset=asset),
-            "waiting_for_money": invoice.status == Invoice.Status.OPEN
-            and order.status == OrderStatus.AWAITING_PAYMENT,
+            "waiting_for_money": invoice.status == Invoice.Status.OPEN and payable,
         }
     )
     return context
@@ -170,7 +169,9 @@ def payment_context(*, order: Order, now=None) -> dict:
             "payment_uri": uri,
             "qr_svg": mark_safe(qr_svg(uri)),  # segno's own SVG markup, no user input
             "confirmations_needed": asset.chain.confirmations,
-            "late_claims_possible": order.status == OrderStatus.EXPIRED
+            # Past the deadline, before or after the order expired: a payment may still come.
+            "late_claims_possible": order.status
+            in (OrderStatus.AWAITING_PAYMENT, OrderStatus.EXPIRED)
             and now < invoice.monitor_until,
         }
     )

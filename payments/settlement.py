@@ -322,7 +322,8 @@ def _funds_follow(*, invoice: Invoice, kept: bool, data: dict) -> None:
             invoice=invoice,
             flag="funds_lost",
             reason=gettext_noop(
-                "the payment was removed by a chain reorganisation after the order was paid"
+                "the payment was removed by a chain reorganisation after the order was paid: "
+                "our team is looking into it and provisioning waits"
             ),
             data=data,
         )
