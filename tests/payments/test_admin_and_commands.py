@@ -100,7 +100,7 @@ def test_lost_funds_hold_provisioning_until_staff_clear_the_flag_with_a_reason(
     provision = f"/admin/orders/order/{order.pk}/action/provision/"
 
     refused = client.post(provision, {"reason": ""}, follow=True)
-    assert "La préparation attend que l’argent revienne" in refused.content.decode()
+    assert "La préparation attend que l\u2019argent revienne" in refused.content.decode()
     assert reload(invoice)[1].status == OrderStatus.PAID
 
     changelist = "/admin/payments/invoice/"
