@@ -169,5 +169,19 @@ class PaymentClaimAdmin(admin.ModelAdmin):
 
 @admin.register(ScanCursor)
 class ScanCursorAdmin(admin.ModelAdmin):
-    list_display = ["chain", "block_number", "head_block", "block_range", "updated_at"]
-    readonly_fields = ["chain", "block_number", "block_hash", "head_block", "updated_at"]
+    list_display = [
+        "chain",
+        "block_number",
+        "block_time",
+        "head_block",
+        "block_range",
+        "updated_at",
+    ]
+    readonly_fields = [
+        "chain",
+        "block_number",
+        "block_hash",
+        "block_time",
+        "head_block",
+        "updated_at",
+    ]
