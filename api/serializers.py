@@ -102,7 +102,10 @@ class OrderOutputSerializer(serializers.Serializer):
     total = serializers.DecimalField(max_digits=12, decimal_places=2)
     currency = serializers.CharField()
     created_at = serializers.DateTimeField()
-    payment_deadline = serializers.DateTimeField(help_text="Pay before this time.")
+    payment_deadline = serializers.DateTimeField(
+        help_text="Pay before this time. The order stays `awaiting_payment` (its units held) "
+        "until the watcher has read the chain past it, then expires if nothing came in time."
+    )
     events = OrderEventOutputSerializer(many=True, help_text="The timeline, oldest first.")
     access = serializers.SerializerMethodField(
         help_text="How to reach the machines; null until the order is active."

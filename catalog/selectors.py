@@ -7,10 +7,10 @@ from catalog.models import AdviceSection, Alternative, Environment, GpuModel, Te
 from orders.models import Order, holding_orders_q
 
 
-def gpus_with_availability(*, now=None) -> QuerySet[GpuModel]:
+def gpus_with_availability() -> QuerySet[GpuModel]:
     """GPU models annotated with `units_held` and `available_units`, in one query."""
     held = (
-        Order.objects.filter(holding_orders_q(now=now), gpu=OuterRef("pk"))
+        Order.objects.filter(holding_orders_q(), gpu=OuterRef("pk"))
         .order_by()
         .values("gpu")
         .annotate(units=Sum("quantity"))
@@ -34,7 +34,7 @@ def _prices_by_term() -> Prefetch:
     return Prefetch("prices", queryset=TermPrice.objects.order_by("term_days"))
 
 
-def catalog_gpus(*, now=None) -> QuerySet[GpuModel]:
+def catalog_gpus() -> QuerySet[GpuModel]:
     """GPUs on sale with availability and their cheapest daily rate (`price_from`).
 
     One query whatever the size of the catalog. The lists (catalog, comparison, advisor)
@@ -42,13 +42,13 @@ def catalog_gpus(*, now=None) -> QuerySet[GpuModel]:
     """
     cheapest = TermPrice.objects.filter(gpu=OuterRef("pk")).order_by("daily_rate")
     return (
-        gpus_with_availability(now=now)
+        gpus_with_availability()
         .filter(is_active=True)
         .annotate(price_from=Subquery(cheapest.values("daily_rate")[:1]))
     )
 
 
-def gpu_page(*, slug: str, now=None) -> GpuModel:
+def gpu_page(*, slug: str) -> GpuModel:
     """One GPU on sale with prices (by term), advice and alternatives (on sale too) loaded.
 
     Raises GpuModel.DoesNotExist for an unknown or withdrawn slug.
@@ -59,7 +59,7 @@ def gpu_page(*, slug: str, now=None) -> GpuModel:
         .order_by("position")
     )
     return (
-        catalog_gpus(now=now)
+        catalog_gpus()
         .prefetch_related(
             _prices_by_term(),
             Prefetch("advice", queryset=AdviceSection.objects.order_by("position")),
@@ -69,7 +69,7 @@ def gpu_page(*, slug: str, now=None) -> GpuModel:
     )
 
 
-def gpus_by_slugs(*, slugs: Sequence[str], now=None) -> list[GpuModel]:
+def gpus_by_slugs(*, slugs: Sequence[str]) -> list[GpuModel]:
     """The GPUs on sale among `slugs`, in the order given; withdrawn ones are left out."""
-    found = {gpu.slug: gpu for gpu in catalog_gpus(now=now).filter(slug__in=slugs)}
+    found = {gpu.slug: gpu for gpu in catalog_gpus().filter(slug__in=slugs)}
     return [found[slug] for slug in slugs if slug in found]

@@ -35,16 +35,15 @@ ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
     S.REFUNDED: frozenset(),
 }
 
-# Statuses whose orders hold their units (awaiting payment only until its deadline).
-HOLDING_STATUSES = (S.CONFIRMING, S.PAID, S.PROVISIONING, S.ACTIVE)
+# Statuses whose orders hold their units. An order awaiting payment holds them past its
+# deadline too, until it actually expires: a payment made in time may be seen late, and the
+# expiry waits for the watcher to have read the chain past the deadline (orders.hooks).
+HOLDING_STATUSES = (S.AWAITING_PAYMENT, S.CONFIRMING, S.PAID, S.PROVISIONING, S.ACTIVE)
 
 
-def holding_orders_q(prefix: str = "", *, now=None) -> Q:
-    """Orders that hold units right now; `prefix` lets a GPU query reach its orders."""
-    now = now or timezone.now()
-    return Q(**{f"{prefix}status__in": HOLDING_STATUSES}) | Q(
-        **{f"{prefix}status": S.AWAITING_PAYMENT, f"{prefix}payment_deadline__gt": now}
-    )
+def holding_orders_q(prefix: str = "") -> Q:
+    """Orders that hold units; `prefix` lets a GPU query reach its orders."""
+    return Q(**{f"{prefix}status__in": HOLDING_STATUSES})
 
 
 class Order(models.Model):
@@ -101,6 +100,10 @@ class Order(models.Model):
 
     def __str__(self) -> str:
         return self.number
+
+    @property
+    def payment_window_closed(self) -> bool:
+        return self.payment_deadline <= timezone.now()
 
     @property
     def has_access_details(self) -> bool:

@@ -15,6 +15,7 @@ from accounts.models import User
 from catalog.models import TERMS, Environment, GpuModel
 from catalog.pagecache import catalog_changed
 from catalog.selectors import gpu_available_units
+from orders.hooks import order_may_expire, order_provisioning_hold
 from orders.models import Order, OrderEvent, OrderStatus
 from orders.transitions import order_event_record, order_transition
 from payments.selectors import order_has_received_funds
@@ -222,13 +223,19 @@ def order_cancel(
 
 
 def orders_expire(*, now=None) -> int:
-    """Expire every unpaid order past its deadline (beat task). Returns how many."""
+    """Expire the unpaid orders past their deadline (beat task). Returns how many.
+
+    An order whose payment could still be unseen (the watcher has not read its chain past the
+    deadline yet, orders.hooks) keeps its units and waits for a later run.
+    """
     now = now or timezone.now()
     expired = 0
     due = Order.objects.filter(status=OrderStatus.AWAITING_PAYMENT, payment_deadline__lte=now).only(
-        "pk", "status"
+        "pk", "status", "payment_deadline"
     )
     for order in due.iterator():
+        if not order_may_expire(order=order, now=now):
+            continue
         expired += order_transition(
             order=order,
             to=OrderStatus.EXPIRED,
@@ -277,6 +284,10 @@ def orders_warn_ending(*, now=None, notice: timedelta = timedelta(hours=24)) -> 
 
 
 def order_provisioning_start(*, order: Order, actor_user: User) -> bool:
+    """Staff start preparing the machines, unless a payment problem holds the order."""
+    hold = order_provisioning_hold(order=order)
+    if hold:
+        raise OrderError(hold, code="on_hold")
     return order_transition(
         order=order, to=OrderStatus.PROVISIONING, actor=Actor.STAFF, actor_user=actor_user
     )

@@ -6,7 +6,7 @@ from django.utils.translation import gettext_lazy as _
 
 from payments.models import Asset, Chain, Invoice, PaymentClaim, Rate, ScanCursor, Transfer
 from payments.selectors import in_asset_units
-from payments.services import PaymentError, invoice_mark_paid
+from payments.services import PaymentError, invoice_funds_lost_clear, invoice_mark_paid
 
 
 @admin.register(Chain)
@@ -44,7 +44,7 @@ class TransferInline(admin.TabularInline):
         return False
 
 
-class MarkPaidForm(forms.Form):
+class ReasonForm(forms.Form):
     reason = forms.CharField(
         label=_("Reason"),
         widget=forms.Textarea(attrs={"rows": 3}),
@@ -59,7 +59,7 @@ class InvoiceAdmin(admin.ModelAdmin):
     search_fields = ["order__number", "deposit_address"]
     list_select_related = ["order", "asset"]
     inlines = [TransferInline]
-    actions = ["mark_paid"]
+    actions = ["mark_paid", "clear_funds_lost"]
     readonly_fields = [f.name for f in Invoice._meta.fields if f.name not in ("review",)] + [
         "refund_owed_display"
     ]
@@ -87,28 +87,60 @@ class InvoiceAdmin(admin.ModelAdmin):
 
     @admin.action(description=_("Mark as paid (with a reason)"), permissions=["change"])
     def mark_paid(self, request, queryset):
-        form = MarkPaidForm(request.POST if "apply" in request.POST else None)
+        return self._with_reason(
+            request,
+            queryset,
+            action="mark_paid",
+            service=invoice_mark_paid,
+            title=_("Mark as paid"),
+            intro=_(
+                "These orders will be marked paid by you, through the usual steps (confirming, "
+                "then paid). The reason is kept in each order's timeline."
+            ),
+            done=_("%(count)d order(s) marked paid."),
+        )
+
+    @admin.action(description=_("Clear “funds lost” (with a reason)"), permissions=["change"])
+    def clear_funds_lost(self, request, queryset):
+        return self._with_reason(
+            request,
+            queryset,
+            action="clear_funds_lost",
+            service=invoice_funds_lost_clear,
+            title=_("Clear “funds lost”"),
+            intro=_(
+                "The payment of these paid orders left the chain. Clear the flag once you have "
+                "decided (paid again another way, written off...): provisioning may then start. "
+                "The reason is kept in each order's timeline, which the customer sees."
+            ),
+            done=_("%(count)d flag(s) cleared."),
+        )
+
+    def _with_reason(self, request, queryset, *, action, service, title, intro, done):
+        """An action on invoices that staff confirm with a reason, on a page of its own."""
+        form = ReasonForm(request.POST if "apply" in request.POST else None)
         if form.is_valid():
-            done = 0
+            count = 0
             for invoice in queryset.select_related("order"):
                 try:
-                    done += invoice_mark_paid(
+                    count += service(
                         invoice=invoice,
                         staff_user=request.user,
                         reason=form.cleaned_data["reason"],
                     )
                 except PaymentError as exc:
                     self.message_user(request, f"{invoice.order}: {exc.message}", messages.ERROR)
-            if done:
-                message = _("%(count)d order(s) marked paid.") % {"count": done}
-                self.message_user(request, message, messages.SUCCESS)
+            if count:
+                self.message_user(request, done % {"count": count}, messages.SUCCESS)
             return None
         return TemplateResponse(
             request,
-            "payments/admin/mark_paid.html",
+            "payments/admin/with_reason.html",
             {
                 **self.admin_site.each_context(request),
-                "title": _("Mark as paid"),
+                "title": title,
+                "intro": intro,
+                "action": action,
                 "form": form,
                 "invoices": queryset,
                 "action_checkbox_name": ACTION_CHECKBOX_NAME,
@@ -137,5 +169,19 @@ class PaymentClaimAdmin(admin.ModelAdmin):
 
 @admin.register(ScanCursor)
 class ScanCursorAdmin(admin.ModelAdmin):
-    list_display = ["chain", "block_number", "head_block", "block_range", "updated_at"]
-    readonly_fields = ["chain", "block_number", "block_hash", "head_block", "updated_at"]
+    list_display = [
+        "chain",
+        "block_number",
+        "block_time",
+        "head_block",
+        "block_range",
+        "updated_at",
+    ]
+    readonly_fields = [
+        "chain",
+        "block_number",
+        "block_hash",
+        "block_time",
+        "head_block",
+        "updated_at",
+    ]

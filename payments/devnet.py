@@ -5,6 +5,7 @@ accounts are unlocked, so transactions are sent with eth_sendTransaction: no key
 """
 
 import json
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
@@ -128,6 +129,9 @@ def devnet_register(*, rpc_url: str, token_address: str, confirmations: int = 3)
         if not ScanCursor.objects.filter(chain=chain).exists():
             head = w3.eth.get_block("latest")
             chain_cursor_start(
-                chain=chain, block_number=head["number"], block_hash=Web3.to_hex(head["hash"])
+                chain=chain,
+                block_number=head["number"],
+                block_hash=Web3.to_hex(head["hash"]),
+                block_time=datetime.fromtimestamp(head["timestamp"], tz=UTC),
             )
     return chain

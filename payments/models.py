@@ -12,7 +12,7 @@ from django.db.models.functions import Lower
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from orders.models import Order
+from orders.models import Order, OrderStatus
 
 # uint256 amounts overflow bigint: base units live in NUMERIC(78, 0).
 BASE_UNITS = {"max_digits": 78, "decimal_places": 0}
@@ -155,7 +155,16 @@ class Invoice(models.Model):
         # Replaced by an invoice in another asset, or settled by other means.
         CLOSED = "closed", _("Closed")
 
-    FLAGS = ("underpaid", "overpaid", "paid_late", "wrong_asset", "multiple", "marked", "review")
+    FLAGS = (
+        "underpaid",
+        "overpaid",
+        "paid_late",
+        "wrong_asset",
+        "multiple",
+        "marked",
+        "review",
+        "funds_lost",
+    )
 
     order = models.ForeignKey(Order, on_delete=models.PROTECT, related_name="invoices")
     asset = models.ForeignKey(Asset, on_delete=models.PROTECT, related_name="invoices")
@@ -186,6 +195,8 @@ class Invoice(models.Model):
     multiple = models.BooleanField(_("several transfers"), default=False)
     marked = models.BooleanField(_("marked paid by staff"), default=False)
     review = models.BooleanField(_("needs staff review"), default=False)
+    # The order was paid, then the money left the chain (reorganisation): provisioning waits.
+    funds_lost = models.BooleanField(_("funds lost after payment"), default=False)
     marked_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -207,6 +218,9 @@ class Invoice(models.Model):
 
     @property
     def refund_owed(self) -> Decimal:
+        # An order that did not get its GPUs (they were sold while it was expired) owes it all.
+        if self.order.status in (OrderStatus.EXPIRED, OrderStatus.CANCELLED):
+            return self.amount_received
         return max(self.amount_received - self.amount_due, Decimal(0))
 
     @property
@@ -279,6 +293,9 @@ class ScanCursor(models.Model):
     # Adapts to what the RPC accepts: halved on "range too large", grown back on success.
     block_range = models.PositiveIntegerField(_("blocks per request"), default=100)
     head_block = models.PositiveBigIntegerField(_("chain head"), null=True, blank=True)
+    # Timestamp of the cursor's block: orders expire once it is past their deadline. Unknown
+    # (null) until a scan moves the cursor, e.g. right after a reorganisation took it back.
+    block_time = models.DateTimeField(_("block time"), null=True, blank=True)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
     last_error = models.TextField(_("last error"), blank=True)
 

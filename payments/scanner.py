@@ -110,6 +110,7 @@ def cursor_for(*, chain: Chain, client: RpcClient) -> ScanCursor:
         defaults={
             "block_number": head.number,
             "block_hash": head.hash,
+            "block_time": _block_time(head),
             "block_range": settings.PAYMENTS_MAX_BLOCK_RANGE,
         },
     )
@@ -225,6 +226,7 @@ def _scan_range(
         ).update(
             block_number=last.number,
             block_hash=last.hash,
+            block_time=_block_time(last),
             block_range=next_range,
         )
         if not moved:
@@ -249,13 +251,17 @@ def _check_linked(blocks: list[Block], *, parent_hash: str) -> None:
         parent_hash = block.hash
 
 
+def _block_time(block: Block) -> datetime:
+    return datetime.fromtimestamp(block.timestamp, tz=UTC)
+
+
 def _observed(block: Block, tx_hash, log_index, from_address, to_address, asset, amount):
     return ObservedTransfer(
         tx_hash=tx_hash,
         log_index=log_index,
         block_number=block.number,
         block_hash=block.hash,
-        block_time=datetime.fromtimestamp(block.timestamp, tz=UTC),
+        block_time=_block_time(block),
         from_address=from_address,
         to_address=to_address,
         asset=asset,
@@ -340,7 +346,7 @@ def _reorg_check(*, chain: Chain, cursor: ScanCursor, client: RpcClient, report:
     with transaction.atomic():
         if not ScanCursor.objects.filter(
             pk=cursor.pk, block_number=cursor.block_number, block_hash=cursor.block_hash
-        ).update(block_number=number, block_hash=block_hash):
+        ).update(block_number=number, block_hash=block_hash, block_time=None):
             raise CursorMoved
         ScannedBlock.objects.filter(chain=chain, number__gt=number).delete()
         touched = set()

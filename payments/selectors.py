@@ -7,6 +7,7 @@ from django.conf import settings
 from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.safestring import mark_safe
+from django.utils.translation import gettext
 from eth_utils import to_checksum_address
 
 from orders.models import Order, OrderStatus
@@ -129,8 +130,7 @@ def payment_progress(*, order: Order, now=None) -> dict:
             "chain": asset.chain,
             "transfers": _transfer_rows(invoice=invoice, head=cursor and cursor.head_block),
             "amount_left": in_asset_units(invoice.amount_left, asset=asset),
-            "waiting_for_money": invoice.status == Invoice.Status.OPEN
-            and order.status == OrderStatus.AWAITING_PAYMENT,
+            "waiting_for_money": invoice.status == Invoice.Status.OPEN and payable,
         }
     )
     return context
@@ -169,8 +169,42 @@ def payment_context(*, order: Order, now=None) -> dict:
             "payment_uri": uri,
             "qr_svg": mark_safe(qr_svg(uri)),  # segno's own SVG markup, no user input
             "confirmations_needed": asset.chain.confirmations,
-            "late_claims_possible": order.status == OrderStatus.EXPIRED
+            # Past the deadline, before or after the order expired: a payment may still come.
+            "late_claims_possible": order.status
+            in (OrderStatus.AWAITING_PAYMENT, OrderStatus.EXPIRED)
             and now < invoice.monitor_until,
         }
     )
     return context
+
+
+def order_payment_watch_passed(order: Order, now) -> bool:
+    """Whether the watcher read past the deadline (and the margin) on the chain of every invoice
+    the order can still be paid to: until then a payment made in time may be unseen.
+
+    A cursor whose block time is unknown has not proved anything yet. An order without an
+    open invoice, on a chain switched off, or past its watch period expires at its deadline.
+    """
+    cutoff = order.payment_deadline + settings.PAYMENTS_EXPIRY_SCAN_MARGIN
+    unread = (
+        Invoice.objects.filter(
+            order_id=order.pk,
+            status=Invoice.Status.OPEN,
+            asset__chain__is_active=True,
+            monitor_until__gt=now,
+        )
+        .exclude(asset__chain__cursor__block_time__gte=cutoff)
+        .exists()
+    )
+    return not unread
+
+
+def order_funds_lost_hold(order: Order) -> str | None:
+    """Why provisioning waits: the order's payment left the chain after it was paid."""
+    if not Invoice.objects.filter(order_id=order.pk, funds_lost=True).exists():
+        return None
+    return gettext(
+        "The payment of this order was removed from the chain after it was paid (flag "
+        "“funds lost” on its invoice). Provisioning waits until the money is back or staff "
+        "clear the flag with a reason."
+    )

@@ -1,6 +1,7 @@
 """Writes on payments: invoices, "I've paid" claims, staff settlement, rates."""
 
 import re
+from datetime import datetime
 from decimal import ROUND_CEILING, Decimal, localcontext
 
 from django.conf import settings
@@ -11,11 +12,11 @@ from django.utils.translation import gettext_lazy as _
 
 from accounts.models import User
 from orders.models import Order, OrderEvent, OrderStatus
-from orders.transitions import order_event_record, order_transition
+from orders.stock import UnitsGone, order_paying_transition
+from orders.transitions import order_event_record
 from payments.derivation import deposit_address, xpub_for
 from payments.models import Asset, Chain, Invoice, PaymentClaim, Rate, ScanCursor
 from payments.selectors import rate_current, rate_is_stale
-from payments.settlement import units_still_free
 from rental.celery import enqueue_after_commit
 
 Actor = OrderEvent.Actor
@@ -44,14 +45,18 @@ def _next_derivation_index() -> int:
     return start if highest is None or highest < start else highest + 1
 
 
+def _check_payable(*, order: Order, now) -> None:
+    if order.status != OrderStatus.AWAITING_PAYMENT or order.payment_deadline <= now:
+        raise PaymentError(_("This order is no longer awaiting payment."), code="not_payable")
+
+
 def invoice_issue(*, order: Order, asset: Asset, now=None) -> Invoice:
     """The open invoice of `order` in `asset`; replaces an open one in another asset.
 
     Raises PaymentError when the order cannot be paid now or the asset's rate is stale.
     """
     now = now or timezone.now()
-    if order.status != OrderStatus.AWAITING_PAYMENT or order.payment_deadline <= now:
-        raise PaymentError(_("This order is no longer awaiting payment."), code="not_payable")
+    _check_payable(order=order, now=now)
     if not (asset.is_active and asset.chain.is_active):
         raise PaymentError(_("This currency is not offered."), code="asset")
     cursor = ScanCursor.objects.filter(chain=asset.chain).first()
@@ -75,8 +80,12 @@ def invoice_issue(*, order: Order, asset: Asset, now=None) -> Invoice:
     amount_due = amount_in_base_units(total=order.total, rate=rate.rate, decimals=asset.decimals)
 
     with transaction.atomic():
-        # One issuer at a time per order: the open-invoice check below stays true.
-        Order.objects.select_for_update().only("pk").get(pk=order.pk)
+        # One issuer at a time per order: the open-invoice check below stays true. The order
+        # may have expired (or been paid) while this waited for the lock: check it again.
+        locked = (
+            Order.objects.select_for_update().only("status", "payment_deadline").get(pk=order.pk)
+        )
+        _check_payable(order=locked, now=now)
         current = Invoice.objects.filter(order=order, status=Invoice.Status.OPEN).first()
         if current is not None:
             if current.asset_id == asset.pk:
@@ -180,14 +189,6 @@ def invoice_mark_paid(*, invoice: Invoice, staff_user: User, reason: str) -> boo
         # The order before its invoice, in the order the watcher and invoice_issue lock them.
         order = Order.objects.select_for_update().get(pk=invoice.order_id)
         invoice = Invoice.objects.select_for_update().get(pk=invoice.pk)
-        if order.status == OrderStatus.EXPIRED and not units_still_free(order=order):
-            raise PaymentError(
-                _(
-                    "The GPUs of this expired order went to another order: it cannot be marked "
-                    "paid. Refund the customer instead."
-                ),
-                code="no_units",
-            )
         steps = {
             OrderStatus.AWAITING_PAYMENT: [OrderStatus.CONFIRMING, OrderStatus.PAID],
             OrderStatus.EXPIRED: [OrderStatus.CONFIRMING, OrderStatus.PAID],
@@ -201,19 +202,50 @@ def invoice_mark_paid(*, invoice: Invoice, staff_user: User, reason: str) -> boo
             )
         data = {"invoice": invoice.pk, "marked": True}
         for step in steps:
-            if not order_transition(
-                order=order,
-                to=step,
-                actor=Actor.STAFF,
-                actor_user=staff_user,
-                reason=reason,
-                data=data,
-            ):
+            try:
+                moved = order_paying_transition(
+                    order=order,
+                    to=step,
+                    actor=Actor.STAFF,
+                    actor_user=staff_user,
+                    reason=reason,
+                    data=data,
+                )
+            except UnitsGone:
+                raise PaymentError(
+                    _(
+                        "The GPUs of this expired order went to another order: it cannot be "
+                        "marked paid. Refund the customer instead."
+                    ),
+                    code="no_units",
+                ) from None
+            if not moved:
                 return False
         invoice.marked, invoice.marked_by, invoice.marked_reason = True, staff_user, reason
         if invoice.status == Invoice.Status.OPEN:
             invoice.status = Invoice.Status.PAID
         invoice.save(update_fields=["marked", "marked_by", "marked_reason", "status"])
+    return True
+
+
+def invoice_funds_lost_clear(*, invoice: Invoice, staff_user: User, reason: str) -> bool:
+    """Staff decided about a payment lost after the order was paid (paid again off-chain,
+    written off...): the flag goes, provisioning may start, the reason stays in the timeline."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise PaymentError(_("Give the reason for clearing this flag."), code="reason")
+    with transaction.atomic():
+        order = Order.objects.select_for_update().get(pk=invoice.order_id)
+        if not Invoice.objects.filter(pk=invoice.pk, funds_lost=True).update(funds_lost=False):
+            return False
+        order_event_record(
+            order=order,
+            kind=OrderEvent.Kind.NOTE,
+            actor=Actor.STAFF,
+            actor_user=staff_user,
+            reason=reason,
+            data={"flag": "funds_lost", "cleared": True, "invoice": invoice.pk},
+        )
     return True
 
 
@@ -237,10 +269,16 @@ def devnet_rates_refresh(*, now=None) -> int:
     return refreshed
 
 
-def chain_cursor_start(*, chain: Chain, block_number: int, block_hash: str) -> ScanCursor:
+def chain_cursor_start(
+    *, chain: Chain, block_number: int, block_hash: str, block_time: datetime | None = None
+) -> ScanCursor:
     """Start watching `chain` from this block (the next scan begins just after it)."""
     cursor, _created = ScanCursor.objects.update_or_create(
         chain=chain,
-        defaults={"block_number": block_number, "block_hash": block_hash.lower()},
+        defaults={
+            "block_number": block_number,
+            "block_hash": block_hash.lower(),
+            "block_time": block_time,
+        },
     )
     return cursor

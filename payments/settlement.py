@@ -13,9 +13,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
-from catalog.models import GpuModel
-from catalog.selectors import gpu_available_units
 from orders.models import Order, OrderEvent, OrderStatus
+from orders.stock import UnitsGone, order_paying_transition
 from orders.transitions import order_event_record, order_transition
 from payments.models import Asset, Chain, Invoice, Transfer
 
@@ -247,22 +246,14 @@ def invoice_settle(*, invoice_id: int) -> None:
             )
 
         data = {"invoice": invoice.pk, "received": str(confirmed), "pending": str(pending)}
-        if covered and order.status == OrderStatus.AWAITING_PAYMENT:
-            order_transition(
-                order=order,
-                to=OrderStatus.CONFIRMING,
-                actor=Actor.SYSTEM,
-                reason=gettext_noop("payment seen on chain"),
-                data=data,
-            )
-        elif covered and order.status == OrderStatus.EXPIRED:
-            _late_payment_accept(order=order, invoice=invoice, data=data)
+        if covered and order.status in (OrderStatus.AWAITING_PAYMENT, OrderStatus.EXPIRED):
+            _payment_accept(order=order, invoice=invoice, data=data)
         if order.status == OrderStatus.CONFIRMING:
             if covered_confirmed:
-                if order_transition(
+                if _paying_transition(
                     order=order,
+                    invoice=invoice,
                     to=OrderStatus.PAID,
-                    actor=Actor.SYSTEM,
                     reason=gettext_noop("payment confirmed on chain"),
                     data=data,
                 ):
@@ -277,6 +268,8 @@ def invoice_settle(*, invoice_id: int) -> None:
                     reason=gettext_noop("a transfer was removed by a chain reorganisation"),
                     data=data,
                 )
+        elif order.status in PAID_STATUSES and not invoice.marked:
+            _funds_follow(invoice=invoice, kept=covered_confirmed, data=data)
         elif covered and order.status in (OrderStatus.CANCELLED, OrderStatus.REFUNDED):
             _flag(
                 invoice=invoice,
@@ -286,26 +279,60 @@ def invoice_settle(*, invoice_id: int) -> None:
             )
 
 
-def units_still_free(*, order: Order) -> bool:
-    """Whether an expired order's units could be held again (the GPU row stays locked)."""
-    gpu = GpuModel.objects.select_for_update().get(pk=order.gpu_id)
-    return gpu_available_units(gpu=gpu) >= order.quantity
+# Once paid, the order goes on to its machines: money that leaves the chain then is a loss.
+PAID_STATUSES = (OrderStatus.PAID, OrderStatus.PROVISIONING, OrderStatus.ACTIVE)
 
 
-def _late_payment_accept(*, order: Order, invoice: Invoice, data: dict) -> None:
-    """An expired order comes back only while its units are still free; else staff decide."""
-    if units_still_free(order=order):
-        order_transition(
-            order=order,
-            to=OrderStatus.CONFIRMING,
-            actor=Actor.SYSTEM,
-            reason=gettext_noop("late payment seen on chain while units are free"),
-            data=data,
+def _payment_accept(*, order: Order, invoice: Invoice, data: dict) -> None:
+    """Enough money seen: to confirming, with the units (an expired order takes them back)."""
+    late = order.status == OrderStatus.EXPIRED
+    _paying_transition(
+        order=order,
+        invoice=invoice,
+        to=OrderStatus.CONFIRMING,
+        reason=gettext_noop("late payment seen on chain while units are free")
+        if late
+        else gettext_noop("payment seen on chain"),
+        data=data,
+    )
+
+
+def _paying_transition(*, order: Order, invoice: Invoice, to: str, reason: str, data: dict):
+    """The stock rule of orders.stock; money for units sold meanwhile is flagged as owed."""
+    try:
+        return order_paying_transition(
+            order=order, to=to, actor=Actor.SYSTEM, reason=reason, data=data
         )
-    else:
+    except UnitsGone:
+        received = Decimal(data["received"]) + Decimal(data["pending"])
         _flag(
             invoice=invoice,
             flag="review",
             reason=gettext_noop("late payment but the units are no longer free"),
+            data={**data, "refund_owed": str(received)},
+        )
+        return False
+
+
+def _funds_follow(*, invoice: Invoice, kept: bool, data: dict) -> None:
+    """A paid order whose money left the chain is flagged (staff decide, provisioning waits);
+    the flag goes when the money is back and confirmed."""
+    if not kept:
+        _flag(
+            invoice=invoice,
+            flag="funds_lost",
+            reason=gettext_noop(
+                "the payment was removed by a chain reorganisation after the order was paid: "
+                "our team is looking into it and provisioning waits"
+            ),
             data=data,
+        )
+    elif Invoice.objects.filter(pk=invoice.pk, funds_lost=True).update(funds_lost=False):
+        invoice.funds_lost = False
+        order_event_record(
+            order=Order.objects.get(pk=invoice.order_id),
+            kind=Kind.NOTE,
+            actor=Actor.SYSTEM,
+            reason=gettext_noop("the payment is confirmed on chain again"),
+            data={"flag": "funds_lost", "cleared": True, **data},
         )

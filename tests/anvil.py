@@ -10,6 +10,7 @@ import socket
 import subprocess
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -120,6 +121,15 @@ class Devnet:
 
     def head(self) -> int:
         return self.w3.eth.block_number
+
+    def block_time(self, number: int | str = "latest") -> datetime:
+        return datetime.fromtimestamp(self.w3.eth.get_block(number)["timestamp"], tz=UTC)
+
+    def mine_later(self, seconds: int) -> None:
+        """One block `seconds` after the last one: time passes on the chain, not in the test.
+        Later blocks of the session keep the offset; keep it to seconds."""
+        self.node.rpc("evm_increaseTime", [seconds])
+        self.mine()
 
     def automine(self, enabled: bool) -> None:
         self.node.rpc("evm_setAutomine", [enabled])

@@ -213,7 +213,7 @@ class OrderListApi(ApiView):
         operation_id="orders_create",
         summary="Place an order",
         description=(
-            "Creates the order, holds its units until the payment deadline and issues the "
+            "Creates the order, holds its units until it is paid or expires and issues the "
             "payment instructions (`payment`) in the chosen asset, in one step.\n\n"
             "Send an `Idempotency-Key` header to retry safely: a repeat with the same key and "
             "body returns the same order with 200; the same key with another body is a 409."

@@ -182,6 +182,12 @@ PAYMENTS_DEVNET_RPC_URL = env("PAYMENTS_DEVNET_RPC_URL", default="http://127.0.0
 PAYMENTS_RATE_MAX_AGE = timedelta(minutes=env.int("PAYMENTS_RATE_MAX_AGE_MINUTES", default=10))
 # Payments arriving after the deadline are still watched (and credited if stock allows).
 PAYMENTS_MONITOR_PERIOD = timedelta(hours=env.int("PAYMENTS_MONITOR_HOURS", default=24))
+# An unpaid order expires once the watcher has read its chain up to a block this much newer
+# than the deadline: a payment mined in time but seen late (RPC outage) still counts. Covers
+# the gap between block timestamps and our clock.
+PAYMENTS_EXPIRY_SCAN_MARGIN = timedelta(
+    seconds=env.int("PAYMENTS_EXPIRY_SCAN_MARGIN_SECONDS", default=120)
+)
 # Shortfall accepted as full payment, as a fraction of the amount due (0.001 = 0.1 %).
 PAYMENTS_UNDERPAYMENT_TOLERANCE = env.str("PAYMENTS_UNDERPAYMENT_TOLERANCE", default="0")
 PAYMENTS_SCAN_INTERVAL_SECONDS = env.float("PAYMENTS_SCAN_INTERVAL_SECONDS", default=3.0)

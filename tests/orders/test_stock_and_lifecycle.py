@@ -5,12 +5,12 @@ from decimal import Decimal
 import pytest
 from django.core import mail
 from django.core.management import call_command
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone, translation
 
 from catalog.models import TERMS, Environment, GpuModel
 from catalog.selectors import gpu_available_units
-from orders.models import Order, OrderEvent, OrderStatus
+from orders.models import HOLDING_STATUSES, Order, OrderEvent, OrderStatus
 from orders.services import (
     OrderError,
     order_create,
@@ -19,6 +19,7 @@ from orders.services import (
     orders_warn_ending,
     quote_build,
 )
+from orders.stock import UnitsGone, order_paying_transition
 from orders.transitions import TransitionNotAllowed, order_transition
 from tests.factories import GpuModelFactory, OrderFactory, UserFactory
 
@@ -92,9 +93,10 @@ def test_expiry_releases_the_units_and_leaves_an_event():
     order = OrderFactory(gpu=gpu, quantity=2)
     assert gpu_available_units(gpu=gpu) == 0
     Order.objects.filter(pk=order.pk).update(payment_deadline=timezone.now() - timedelta(seconds=1))
-    # Past its deadline the order no longer holds units, even before the beat task runs.
-    assert gpu_available_units(gpu=gpu) == 2
+    # Past its deadline the order holds its units until it actually expires.
+    assert gpu_available_units(gpu=gpu) == 0
     assert orders_expire() == 1
+    assert gpu_available_units(gpu=gpu) == 2
     order.refresh_from_db()
     assert order.status == S.EXPIRED
     event = order.events.get(kind=OrderEvent.Kind.STATUS)
@@ -104,6 +106,18 @@ def test_expiry_releases_the_units_and_leaves_an_event():
         "system",
     )
     assert orders_expire() == 0
+
+
+@pytest.mark.django_db
+def test_units_of_an_order_past_its_deadline_are_not_sold_again_before_it_expires(customer):
+    gpu = GpuModelFactory(units_total=6)
+    pytorch = Environment.objects.create(slug="pytorch", name="PyTorch", description="-")
+    first = order_create(user=UserFactory(), gpu=gpu, environment=pytorch, quantity=6, term_days=7)
+    Order.objects.filter(pk=first.pk).update(payment_deadline=timezone.now() - timedelta(minutes=1))
+    # Its payment may still be seen (and paid) until the beat task expires it.
+    with pytest.raises(OrderError) as refusal:
+        order_create(user=customer, gpu=gpu, environment=pytorch, quantity=6, term_days=7)
+    assert refusal.value.code == "not_enough_units"
 
 
 @pytest.mark.django_db
@@ -167,3 +181,50 @@ def test_two_workers_applying_the_same_transition_leave_one_event():
         thread.join()
     assert sorted(results) == [False, True]
     assert OrderEvent.objects.filter(order=order, new_status=S.EXPIRED).count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("round_", range(5))
+def test_a_late_payment_and_a_new_order_racing_for_the_same_units_never_both_get_them(round_):
+    gpu = GpuModelFactory(units_total=4)
+    pytorch = Environment.objects.create(slug="pytorch", name="PyTorch", description="-")
+    expired = OrderFactory(gpu=gpu, quantity=4, status=S.EXPIRED)
+    buyer = UserFactory()
+    start = threading.Barrier(2)
+    outcomes: dict[str, object] = {}
+
+    def late_payment():
+        start.wait()
+        try:
+            with transaction.atomic():
+                order = Order.objects.select_for_update().get(pk=expired.pk)
+                outcomes["late"] = order_paying_transition(
+                    order=order, to=S.CONFIRMING, actor="system"
+                )
+        except UnitsGone:
+            outcomes["late"] = "units_gone"
+        finally:
+            connection.close()
+
+    def new_order():
+        start.wait()
+        try:
+            order_create(user=buyer, gpu=gpu, environment=pytorch, quantity=4, term_days=7)
+            outcomes["new"] = "ordered"
+        except OrderError as error:
+            outcomes["new"] = error.code
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=late_payment), threading.Thread(target=new_order)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert outcomes in (
+        {"late": True, "new": "not_enough_units"},
+        {"late": "units_gone", "new": "ordered"},
+    )
+    held = Order.objects.filter(gpu=gpu, status__in=HOLDING_STATUSES)
+    assert sum(held.values_list("quantity", flat=True)) == 4

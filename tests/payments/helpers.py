@@ -1,6 +1,9 @@
 """Small builders shared by the payment tests."""
 
+from datetime import datetime
 from decimal import Decimal
+
+from django.conf import settings
 
 from orders.models import Order, OrderEvent
 from payments.models import Invoice
@@ -14,6 +17,15 @@ def order_with_invoice(asset, *, user=None, total=Decimal("504.00"), **order_fie
         fields["user"] = user
     order = OrderFactory(**fields)
     return invoice_issue(order=order, asset=asset)
+
+
+def deadline_at(invoice: Invoice, deadline: datetime) -> None:
+    """Move the order's payment deadline (and its invoice's) to `deadline`."""
+    Order.objects.filter(pk=invoice.order_id).update(payment_deadline=deadline)
+    Invoice.objects.filter(pk=invoice.pk).update(
+        expires_at=deadline, monitor_until=deadline + settings.PAYMENTS_MONITOR_PERIOD
+    )
+    invoice.expires_at = deadline
 
 
 def reload(invoice: Invoice) -> tuple[Invoice, Order]:

@@ -6,7 +6,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from orders.models import OrderStatus
+from orders.models import Order, OrderStatus
 from payments.models import Asset, Chain, Invoice
 from payments.scanner import chain_scan
 from tests.factories import OrderFactory
@@ -87,3 +87,39 @@ def test_healthz_reports_each_active_chain(devnet, client):
     Chain.objects.update(default_rpc_url="http://127.0.0.1:1")
     response = client.get("/healthz")
     assert response.status_code == 503 and response.json()["chain"]["ok"] is False
+
+
+def test_lost_funds_hold_provisioning_until_staff_clear_the_flag_with_a_reason(
+    devnet, client, staff
+):
+    invoice = order_with_invoice(devnet.usdc)
+    order = invoice.order
+    Order.objects.filter(pk=order.pk).update(status=OrderStatus.PAID)
+    Invoice.objects.filter(pk=invoice.pk).update(funds_lost=True)
+    client.force_login(staff)
+    provision = f"/admin/orders/order/{order.pk}/action/provision/"
+
+    refused = client.post(provision, {"reason": ""}, follow=True)
+    assert "La préparation attend que l\u2019argent revienne" in refused.content.decode()
+    assert reload(invoice)[1].status == OrderStatus.PAID
+
+    changelist = "/admin/payments/invoice/"
+    asked = client.post(
+        changelist, {"action": "clear_funds_lost", "_selected_action": [invoice.pk]}
+    )
+    assert asked.status_code == 200 and b'name="reason"' in asked.content
+    client.post(
+        changelist,
+        {
+            "action": "clear_funds_lost",
+            "_selected_action": [invoice.pk],
+            "apply": "1",
+            "reason": "Customer paid again by bank transfer, ticket 77",
+        },
+    )
+    invoice, order = reload(invoice)
+    assert not invoice.funds_lost
+    cleared = order.events.get(kind="note", data__flag="funds_lost")
+    assert cleared.actor_user == staff and cleared.reason.endswith("ticket 77")
+    client.post(provision, {"reason": ""})
+    assert reload(invoice)[1].status == OrderStatus.PROVISIONING

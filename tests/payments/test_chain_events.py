@@ -7,6 +7,7 @@ import pytest
 from django.utils import timezone
 
 from orders.models import Order, OrderStatus
+from orders.services import OrderError, order_provisioning_start
 from payments.models import Invoice, Transfer
 from payments.services import invoice_issue
 from tests.factories import OrderFactory
@@ -141,3 +142,34 @@ def test_the_amount_is_rounded_up_to_the_asset_decimals():
 
     assert amount_in_base_units(total=Decimal("1.00"), rate=Decimal("3"), decimals=6) == 333_334
     assert amount_in_base_units(total=Decimal("300"), rate=Decimal("3000"), decimals=18) == 10**17
+
+
+def test_a_reorg_after_paid_flags_the_lost_funds_and_holds_provisioning(devnet, staff):
+    invoice = order_with_invoice(devnet.usdc)
+    devnet.mint(int(invoice.amount_due))
+    before = devnet.snapshot()
+    devnet.pay_token(invoice.deposit_address, int(invoice.amount_due), mint=False)
+    devnet.mine(3)
+    devnet.scan()
+    assert reload(invoice)[1].status == OrderStatus.PAID
+
+    devnet.revert(before)  # the paid transfer is gone
+    devnet.mine(5)
+    devnet.scan()
+    invoice, order = reload(invoice)
+    assert order.status == OrderStatus.PAID and invoice.amount_received == 0
+    assert "funds_lost" in invoice.flags
+    flagged = order.events.get(kind="payment_flagged", data__flag="funds_lost")
+    assert flagged.reason
+    with pytest.raises(OrderError) as refusal:
+        order_provisioning_start(order=order, actor_user=staff)
+    assert refusal.value.code == "on_hold"
+    assert reload(invoice)[1].status == OrderStatus.PAID
+
+    # The money comes back on chain: the settlement lifts the flag and provisioning may start.
+    devnet.pay_token(invoice.deposit_address, int(invoice.amount_due))
+    devnet.mine(3)
+    devnet.scan()
+    invoice, order = reload(invoice)
+    assert "funds_lost" not in invoice.flags and invoice.amount_received == invoice.amount_due
+    assert order_provisioning_start(order=order, actor_user=staff)

@@ -10,7 +10,7 @@ from django.utils import timezone
 from orders.models import OrderEvent
 from payments.models import Invoice, PaymentClaim, Rate
 from tests.factories import OrderFactory
-from tests.payments.helpers import order_with_invoice
+from tests.payments.helpers import deadline_at, order_with_invoice
 
 pytestmark = [pytest.mark.chain]
 
@@ -173,3 +173,15 @@ def test_ive_paid_with_nothing_sent_gets_an_answer_in_the_history(
         logged_in.post(url("claim", invoice.order), {"tx_hash": ""}, HTTP_HX_REQUEST="true")
     page = logged_in.get(f"/en/account/orders/{invoice.order.number}/status/").content.decode()
     assert "nothing has reached the address yet" in page
+
+
+def test_past_the_deadline_before_expiry_the_page_says_the_gpus_stay_reserved(
+    devnet, logged_in, customer
+):
+    invoice = order_with_invoice(devnet.usdc, user=customer)
+    deadline_at(invoice, timezone.now() - timedelta(minutes=1))
+    page = logged_in.get(url("page", invoice.order, "fr")).content.decode()
+    assert "Nous lisons encore le réseau pour trouver un paiement envoyé à temps" in page
+    assert "vos GPU restent réservés" in page
+    assert 'data-testid="payment-instructions"' not in page  # no invitation to pay late
+    assert "J\u2019ai payé" in page  # a payment sent in time can still be reported
