@@ -126,3 +126,39 @@ def test_a_password_change_revokes_the_keys_and_tells_the_customer_in_their_lang
     assert api_key.revoked_at is not None
     notice = last_mail_to(customer.email)
     assert "clés" in notice.subject.lower() or "clés" in notice.body.lower()
+
+
+def test_an_account_older_than_verification_must_verify_before_ordering_or_making_keys(client):
+    GpuModelFactory(slug="h100-sxm")
+    EnvironmentFactory(slug="pytorch", name="PyTorch")
+    legacy = User.objects.create_user("legacy@example.com", STRONG, first_name="L", last_name="G")
+    client.force_login(legacy)
+
+    keys = client.post("/fr/account/api-keys/", {"name": "mine", "scope": "full"})
+    # Ordering sends them to log in again, which asks for the code.
+    order = client.post(
+        "/fr/gpus/h100-sxm/configure/", {"environment": "pytorch", "quantity": "1", "term": "7"}
+    )
+
+    assert order.status_code == 302 and order["Location"].startswith("/fr/accounts/login/")
+    assert "next=" in order["Location"]
+    # The key page sends a code and asks for it first.
+    assert keys.status_code == 302 and keys["Location"].startswith("/fr/accounts/confirm-email/")
+    assert not ApiKey.objects.exists()
+
+
+def test_the_owner_resumes_a_paused_webhook_with_a_new_key(customer, settings):
+    settings.API_WEBHOOK_ALLOW_LOCAL_TARGETS = True
+    endpoint = webhook_endpoint_create(
+        user=customer, url="http://127.0.0.1:9/mine", events=["order.created"]
+    )
+    WebhookEndpoint.objects.filter(pk=endpoint.pk).update(paused_at="2026-01-01T00:00:00Z")
+    api = key_client(api_key_create(user=customer, name="new")[1])
+
+    listed = api.get(f"/api/v1/webhooks/{endpoint.pk}/").json()
+    resumed = api.post(f"/api/v1/webhooks/{endpoint.pk}/resume/")
+
+    assert listed["paused_at"] is not None
+    assert resumed.status_code == 200 and resumed.json()["paused_at"] is None
+    endpoint.refresh_from_db()
+    assert endpoint.paused_at is None
