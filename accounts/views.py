@@ -40,7 +40,7 @@ class ApiKeyForm(forms.Form):
 
 
 @never_cache
-@verified_email_required  # a key must not outlive a squatter's session (see accounts.services)
+@verified_email_required  # keys only in an account whose owner proved the address is theirs
 @require_http_methods(["GET", "POST"])
 def api_keys(request):
     """List, create (the key is shown once, on this response) and revoke the account's keys."""
