@@ -1,4 +1,4 @@
-"""Writes on accounts: API keys."""
+"""Writes on accounts: API keys, and what a new password shuts."""
 
 import hashlib
 import secrets
@@ -7,6 +7,8 @@ from datetime import timedelta
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from accounts.hooks import password_changed_hooks_run
+from accounts.mail import mail_queue, user_mail
 from accounts.models import ApiKey, User
 
 KEY_LABEL = "lg"
@@ -66,3 +68,23 @@ def api_key_touch(*, api_key: ApiKey, now=None) -> None:
         return
     ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
     api_key.last_used_at = now
+
+
+def account_password_changed(*, user: User) -> None:
+    """A new password (reset or change) shuts every door opened with the old one.
+
+    Whoever held the account before (e.g. someone who signed up with the address before its
+    owner reset the password) loses its API keys, and its webhooks are paused (api's hook)
+    until the owner resumes them. The owner is told by e-mail, in their language.
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        keys = ApiKey.objects.filter(user=user, revoked_at__isnull=True).update(revoked_at=now)
+        webhooks = password_changed_hooks_run(user=user, now=now)
+        if keys or webhooks:
+            message = user_mail(
+                user=user,
+                template="accounts/email/access_revoked",
+                context={"keys": keys, "webhooks": webhooks},
+            )
+            mail_queue(message=message)

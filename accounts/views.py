@@ -18,6 +18,7 @@ def profile(request):
 
 # --- API keys -----------------------------------------------------------------------------
 
+from allauth.account.decorators import verified_email_required  # noqa: E402
 from django import forms  # noqa: E402
 from django.shortcuts import get_object_or_404  # noqa: E402
 from django.utils.translation import gettext_lazy  # noqa: E402
@@ -39,7 +40,7 @@ class ApiKeyForm(forms.Form):
 
 
 @never_cache
-@login_required
+@verified_email_required  # keys only in an account whose owner proved the address is theirs
 @require_http_methods(["GET", "POST"])
 def api_keys(request):
     """List, create (the key is shown once, on this response) and revoke the account's keys."""

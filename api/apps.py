@@ -8,5 +8,9 @@ class ApiConfig(AppConfig):
     verbose_name = _("Partner API")
 
     def ready(self) -> None:
-        # Registers the OpenAPI description of the Api-Key authentication.
-        from api import schema  # noqa: F401
+        from accounts.hooks import on_password_changed
+        from api import schema  # noqa: F401  (registers the Api-Key authentication's OpenAPI)
+        from api.webhooks.services import webhook_endpoints_pause
+
+        # A new password on the account pauses its webhooks (accounts knows nothing of them).
+        on_password_changed(webhook_endpoints_pause)

@@ -70,6 +70,9 @@ class WebhookEndpoint(models.Model):
     # Kept in clear: it signs every delivery. Shown to the customer once, at creation.
     secret = models.CharField(max_length=80, editable=False)
     created_at = models.DateTimeField(_("created"), default=timezone.now)
+    # Set when the account's password changes (it may have been set up by someone else):
+    # nothing is sent until the customer resumes it.
+    paused_at = models.DateTimeField(_("paused"), null=True, blank=True)
 
     class Meta:
         ordering = ["created_at", "id"]

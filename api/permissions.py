@@ -1,5 +1,6 @@
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
+from accounts.selectors import user_email_verified
 from api.authentication import request_api_key
 
 
@@ -13,3 +14,19 @@ class HasApiScope(BasePermission):
             return False
         api_key = request_api_key(request)
         return request.method in SAFE_METHODS or api_key is None or api_key.can_write
+
+
+class HasVerifiedEmail(BasePermission):
+    """Writes (orders, webhooks) need an account whose owner proved they read its address:
+    a key made in an account squatted under someone else's address can do nothing."""
+
+    message = (
+        "Verify your account's e-mail address (log in on the website and enter the code we "
+        "send) before placing orders or adding webhooks."
+    )
+    code = "email_not_verified"
+
+    def has_permission(self, request, view) -> bool:
+        if request.method in SAFE_METHODS or not request.user.is_authenticated:
+            return True
+        return user_email_verified(user=request.user)

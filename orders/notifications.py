@@ -1,11 +1,9 @@
 """Side effects of an order event, run by a Celery task after the event's transaction commits."""
 
-from django.conf import settings
-from django.core.mail import send_mail
 from django.db import transaction
-from django.template.loader import render_to_string
-from django.utils import timezone, translation
+from django.utils import timezone
 
+from accounts.mail import user_mail
 from api.webhooks.services import webhook_deliveries_create
 from orders.models import OrderEvent, OrderStatus
 
@@ -48,14 +46,5 @@ def order_event_dispatch(*, event: OrderEvent) -> None:
 
 
 def send_order_email(*, order, template: str) -> None:
-    user = order.user
-    with translation.override(user.language):
-        context = {
-            "order": order,
-            "user": user,
-            "store_name": settings.STORE_NAME,
-            "site_url": settings.SITE_URL,
-        }
-        subject = render_to_string(f"orders/email/{template}_subject.txt", context)
-        body = render_to_string(f"orders/email/{template}.txt", context)
-    send_mail(" ".join(subject.split()), body, settings.DEFAULT_FROM_EMAIL, [user.email])
+    # Already in a worker (the event's dispatch task): sent here, not queued again.
+    user_mail(user=order.user, template=f"orders/email/{template}", context={"order": order}).send()

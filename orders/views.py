@@ -1,6 +1,7 @@
 from urllib.parse import urlencode
 
 from django.contrib import messages
+from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404
@@ -9,6 +10,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from accounts.selectors import user_email_verified
 from catalog.selectors import gpus_with_availability
 from orders import selectors
 from orders.forms import ConfigureForm
@@ -86,11 +88,16 @@ def configure(request, slug):
                 "environment_details": form.cleaned_data["environment_details"],
             }
         )
+        # Back to this very configuration after sign-up or login, to confirm it.
+        back = f"{reverse('orders:configure', args=[gpu.slug])}?{query}"
         if not request.user.is_authenticated:
-            # Back to this very configuration after sign-up or login, to confirm it.
-            back = f"{reverse('orders:configure', args=[gpu.slug])}?{query}"
             messages.info(request, _("Create your account or log in to confirm this order."))
             return redirect(f"{reverse('account_signup')}?{urlencode({'next': back})}")
+        if not user_email_verified(user=request.user):
+            # Only accounts older than mandatory verification get here (logins now need it).
+            logout(request)
+            messages.info(request, _("Confirm your e-mail address to order: log in again."))
+            return redirect(f"{reverse('account_login')}?{urlencode({'next': back})}")
         try:
             order = order_create(
                 user=request.user,

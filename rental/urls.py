@@ -11,6 +11,13 @@ admin.site.site_header = admin.site.site_title = _("LocaGPU back office")
 admin.site.index_title = _("Orders, payments and catalog")
 
 urlpatterns = [
+    # Staff log in through the store's login: its failed-login limits and e-mail verification
+    # apply to them too (Django's admin login form has no rate limit at all).
+    path(
+        "admin/login/",
+        RedirectView.as_view(pattern_name="account_login", query_string=True),
+        name="admin_login_entry",
+    ),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     # Browsers ask for /favicon.ico on pages that do not name one (the admin).

@@ -49,6 +49,13 @@ def staff(db, password):
 
 
 @pytest.fixture
+def worker_runs(celery_eager, django_capture_on_commit_callbacks):
+    """`with worker_runs():` runs what the block queued after commit (e-mails included) as
+    a worker would, so the test sees the mails in django.core.mail.outbox."""
+    return lambda: django_capture_on_commit_callbacks(execute=True)
+
+
+@pytest.fixture
 def usdc(db):
     """USDC on a devnet chain, with a fresh rate: orders can be invoiced without a node."""
     chain = Chain.objects.create(

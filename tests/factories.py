@@ -2,6 +2,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 import factory
+from allauth.account.models import EmailAddress
 from django.utils import timezone
 
 from accounts.models import User
@@ -24,6 +25,8 @@ class UserFactory(factory.django.DjangoModelFactory):
     def _save(obj, create, extracted, **kwargs):
         if create:
             obj.save()
+            # As after sign-up: the address is verified, so logins and orders go through.
+            EmailAddress.objects.create(user=obj, email=obj.email, verified=True, primary=True)
 
 
 class GpuModelFactory(factory.django.DjangoModelFactory):

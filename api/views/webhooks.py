@@ -20,6 +20,7 @@ from api.webhooks.services import (
     webhook_delivery_redeliver,
     webhook_endpoint_create,
     webhook_endpoint_delete,
+    webhook_endpoint_resume,
 )
 from api.webhooks.targets import WebhookTargetError
 
@@ -36,6 +37,7 @@ ENDPOINT_EXAMPLE = {
     "url": "https://partner.example.com/hooks/locagpu",
     "events": ["order.created", "order.status_changed"],
     "created_at": "2025-03-04T10:00:00+01:00",
+    "paused_at": None,
 }
 DELIVERY_EXAMPLE = {
     "id": "3f6c1f4e-9a55-4f0e-8a8e-0d7b8c3b2a10",
@@ -70,6 +72,13 @@ class WebhookEndpointOutputSerializer(serializers.Serializer):
     url = serializers.URLField()
     events = serializers.ListField(child=serializers.ChoiceField(choices=WebhookEvent.choices))
     created_at = serializers.DateTimeField()
+    paused_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text=(
+            "Set when the account's password changed: nothing is sent until you check the "
+            "endpoint is yours and resume it."
+        ),
+    )
 
     class Meta:
         ref_name = "WebhookEndpoint"
@@ -183,6 +192,24 @@ class WebhookEndpointDetailApi(ApiView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+class WebhookEndpointResumeApi(ApiView):
+    @extend_schema(
+        operation_id="webhooks_resume",
+        summary="Resume a paused webhook endpoint",
+        description=(
+            "A password change or reset pauses every endpoint of the account, in case someone "
+            "else set it up. Resume the endpoints you recognise; delete the others."
+        ),
+        request=None,
+        responses={200: WebhookEndpointOutputSerializer},
+        examples=[OpenApiExample("Endpoint", value=ENDPOINT_EXAMPLE, response_only=True)],
+        tags=["webhooks"],
+    )
+    def post(self, request, endpoint_id: int):
+        endpoint = webhook_endpoint_resume(endpoint=endpoint_or_404(request, endpoint_id))
+        return Response(WebhookEndpointOutputSerializer(endpoint).data)
+
+
 class WebhookDeliveryOutputSerializer(serializers.Serializer):
     id = serializers.UUIDField(help_text="Sent as `X-Rental-Delivery`.")
     event_id = serializers.SerializerMethodField(help_text="The `id` in the payload.")
@@ -254,6 +281,8 @@ class WebhookRedeliverApi(ApiView):
         delivery = webhook_deliveries_for_endpoint(endpoint=endpoint).filter(pk=delivery_id).first()
         if delivery is None:
             raise Http404
+        if endpoint.paused_at is not None:
+            raise Conflict("Resume the endpoint first.", code="webhook_paused")
         delivery = webhook_delivery_redeliver(delivery=delivery)
         return Response(
             WebhookDeliveryOutputSerializer(delivery).data, status=status.HTTP_202_ACCEPTED

@@ -76,6 +76,18 @@ def webhook_endpoint_create(*, user: User, url: str, events: list[str]) -> Webho
         )
 
 
+def webhook_endpoints_pause(*, user: User, now: datetime) -> int:
+    """Pause the account's endpoints (new password); returns how many were running."""
+    return WebhookEndpoint.objects.filter(user=user, paused_at__isnull=True).update(paused_at=now)
+
+
+def webhook_endpoint_resume(*, endpoint: WebhookEndpoint) -> WebhookEndpoint:
+    """Send again to a paused endpoint: new events, and pending retries still in their window."""
+    WebhookEndpoint.objects.filter(pk=endpoint.pk).update(paused_at=None)
+    endpoint.paused_at = None
+    return endpoint
+
+
 def webhook_endpoint_delete(*, endpoint: WebhookEndpoint) -> None:
     """Deletes the endpoint and its deliveries: nothing more is sent to it."""
     with transaction.atomic():
@@ -97,7 +109,9 @@ def webhook_deliveries_create(*, event: OrderEvent, now=None) -> list[WebhookDel
     event_type = webhook_event_type(event)
     endpoints = [
         endpoint
-        for endpoint in WebhookEndpoint.objects.filter(user_id=event.order.user_id)
+        for endpoint in WebhookEndpoint.objects.filter(
+            user_id=event.order.user_id, paused_at__isnull=True
+        )
         if event_type in endpoint.events
     ]
     if not endpoints:
@@ -205,7 +219,10 @@ def webhook_delivery_attempt(*, delivery_id, now=None) -> str:
     now = now or timezone.now()
     # The claim is the lock: one attempt at a time, and no row lock held during the HTTP call.
     claimed = WebhookDelivery.objects.filter(
-        pk=delivery_id, status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now
+        pk=delivery_id,
+        status=WebhookDelivery.Status.PENDING,
+        next_attempt_at__lte=now,
+        endpoint__paused_at__isnull=True,
     ).update(next_attempt_at=now + ATTEMPT_LEASE)
     if not claimed:
         return "skipped"

@@ -131,20 +131,32 @@ ACCOUNT_USER_MODEL_USERNAME_FIELD = None
 ACCOUNT_LOGIN_METHODS = {"email"}
 ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
 ACCOUNT_SIGNUP_FORM_CLASS = "accounts.forms.SignupForm"
-ACCOUNT_EMAIL_VERIFICATION = "optional"
+ACCOUNT_ADAPTER = "accounts.adapter.AccountAdapter"
+# Nobody gets into an account, nor creates API keys or webhooks in it, before proving they
+# read its mailbox: the code is typed on the page, so the sign-up never leaves the order flow.
+ACCOUNT_EMAIL_VERIFICATION = "mandatory"
+ACCOUNT_EMAIL_VERIFICATION_BY_CODE_ENABLED = True
 ACCOUNT_EMAIL_SUBJECT_PREFIX = "[LocaGPU] "
 ACCOUNT_UNIQUE_EMAIL = True
-# A duplicate e-mail gets a plain "already registered" message rather than a silent e-mail.
-ACCOUNT_PREVENT_ENUMERATION = False
+# Sign-up and password reset answer the same whether the address has an account or not; the
+# address's owner gets an e-mail instead ("you already have an account").
+ACCOUNT_PREVENT_ENUMERATION = True
 ACCOUNT_LOGOUT_ON_PASSWORD_CHANGE = False
 ACCOUNT_PASSWORD_RESET_BY_CODE_ENABLED = False
-# Failed logins are limited per IP and per account; allauth keeps the counters in the cache.
+# Failed logins: the "key" is the e-mail *and* the client's IP (accounts.adapter), so a
+# stranger guessing from a shared address cannot lock a customer out; the looser per-IP
+# limit stops sweeps over many e-mails.
 ACCOUNT_RATE_LIMITS = {
-    "login_failed": "10/m/ip,5/5m/key",
+    "login_failed": "5/5m/key,30/5m/ip",
     "signup": "20/m/ip",
     "reset_password": "20/m/ip,5/m/key",
     "change_password": "5/m/user",
 }
+# Reverse proxies of ours in front of the app (the TLS proxy of the README: 1). Each appends
+# the address it saw to X-Forwarded-For; the client is the entry that many from the right.
+# 0 = no proxy: REMOTE_ADDR, and X-Forwarded-For (which anyone can send) is ignored.
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
+ALLAUTH_TRUSTED_PROXY_COUNT = TRUSTED_PROXY_COUNT
 
 # --- Internationalisation ----------------------------------------------------
 LANGUAGE_CODE = "fr"
@@ -283,7 +295,10 @@ REST_FRAMEWORK = {
         "api.authentication.ApiKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["api.permissions.HasApiScope"],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "api.permissions.HasApiScope",
+        "api.permissions.HasVerifiedEmail",
+    ],
     "DEFAULT_THROTTLE_CLASSES": ["api.throttling.ApiKeyRateThrottle"],
     # Per API key (or per user for a browser session); "I've paid" has its own, tighter rate.
     "DEFAULT_THROTTLE_RATES": {
@@ -296,6 +311,8 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 20,
     "DEFAULT_SCHEMA_CLASS": "api.schema.ApiAutoSchema",
     "EXCEPTION_HANDLER": "api.errors.api_exception_handler",
+    # Anonymous throttles count per client IP, read as for the login limits.
+    "NUM_PROXIES": TRUSTED_PROXY_COUNT,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "LocaGPU partner API",

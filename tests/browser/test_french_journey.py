@@ -8,6 +8,7 @@ from catalog.formatting import money
 from catalog.models import TermPrice
 from orders.models import Order, OrderStatus
 from payments.models import Invoice
+from tests.accounts.helpers import code_in, last_mail_to
 from tests.browser.conftest import screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.chain, pytest.mark.django_db(transaction=True)]
@@ -40,6 +41,12 @@ def test_french_visitor_rents_two_h100_and_pays_on_chain(desktop, catalog, devne
     page.fill("input[name=password1]", PASSWORD)
     page.fill("input[name=password2]", PASSWORD)
     page.click("form.form button[type=submit]")
+
+    # The code from the mailbox (the live server runs in this process: its outbox).
+    expect(page.locator("h1")).to_have_text("Confirmez votre adresse e-mail")
+    screenshot(page, "journey-fr-email-code")
+    page.get_by_test_id("verification-code").fill(code_in(last_mail_to("emilie@example.fr")))
+    page.get_by_test_id("verification-submit").click()
 
     # Back on the same configuration, to confirm it.
     page.wait_for_url("**/fr/gpus/h100-sxm/configure/?*")

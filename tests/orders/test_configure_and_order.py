@@ -8,6 +8,7 @@ from django.test import Client
 
 from accounts.models import User
 from orders.models import Order, OrderEvent
+from tests.accounts.helpers import code_in, last_mail_to
 
 pytestmark = pytest.mark.django_db
 
@@ -33,7 +34,7 @@ def test_htmx_quote_returns_only_the_price_fragment(client, gpu):
 
 
 def test_anonymous_visitor_configures_signs_up_and_comes_back_to_the_same_configuration(
-    client, gpu
+    client, gpu, worker_runs
 ):
     configuration = {"environment": "pytorch", "quantity": "2", "term": "7"}
     response = client.post(f"/fr/gpus/{gpu.slug}/configure/", configuration)
@@ -43,19 +44,26 @@ def test_anonymous_visitor_configures_signs_up_and_comes_back_to_the_same_config
     back = parse_qs(urlparse(signup_url).query)["next"][0]
     assert not Order.objects.exists()
 
-    signup = client.post(
-        signup_url,
-        {
-            "first_name": "Ada",
-            "last_name": "Lovelace",
-            "email": "ada@example.com",
-            "password1": PASSWORD,
-            "password2": PASSWORD,
-            "next": back,
-        },
-    )
+    with worker_runs():
+        signup = client.post(
+            signup_url,
+            {
+                "first_name": "Ada",
+                "last_name": "Lovelace",
+                "email": "ada@example.com",
+                "password1": PASSWORD,
+                "password2": PASSWORD,
+                "next": back,
+            },
+        )
+    # The code from the mailbox, typed on the page, then back to the configuration.
     assert signup.status_code == 302
-    assert signup["Location"] == back
+    code_page = signup["Location"]
+    assert code_page.startswith("/fr/accounts/")
+    assert not Order.objects.exists() and "_auth_user_id" not in client.session
+    verified = client.post(code_page, {"code": code_in(last_mail_to("ada@example.com"))})
+    assert verified.status_code == 302
+    assert verified["Location"] == back
 
     page = client.get(back).content.decode()
     assert re.search(r'value="pytorch"[^>]*checked', page)

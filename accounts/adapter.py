@@ -1,0 +1,53 @@
+"""allauth, the store's way: mails sent by a worker, failed logins counted per e-mail and
+client, and a new password that shuts the old doors."""
+
+from allauth.account.adapter import DefaultAccountAdapter
+from allauth.core import context as allauth_context
+from allauth.core.internal.ratelimit import get_rates
+from django import forms
+from django.contrib.sites.shortcuts import get_current_site
+from django.utils.translation import gettext
+
+from accounts.mail import mail_queue
+from accounts.services import account_password_changed
+
+
+class AccountAdapter(DefaultAccountAdapter):
+    def send_mail(self, template_prefix: str, email: str, context: dict) -> None:
+        # Rendered now (the request's language, allauth's templates and context), sent after
+        # commit by a worker: a mail server outage never fails a sign-up or a reset.
+        request = allauth_context.request
+        context = {
+            "request": request,
+            "email": email,
+            "current_site": get_current_site(request),
+            **context,
+        }
+        mail_queue(message=self.render_mail(template_prefix, email, context))
+
+    def _get_login_attempts_cache_key(self, request, **credentials) -> str:
+        # allauth keys the "per key" failed-login limit on the e-mail alone, and its per-IP
+        # limit is tight: from one shared address (an office, our TLS proxy) a stranger with
+        # random e-mails locked everyone out. Per e-mail *and* client IP, the guesser only
+        # locks themself out; the per-IP limit in settings is looser, against sweeps.
+        login_key = super()._get_login_attempts_cache_key(request, **credentials)
+        return f"{login_key}:{self.get_client_ip(request)}"
+
+    def pre_authenticate(self, request, **credentials) -> None:
+        try:
+            super().pre_authenticate(request, **credentials)
+        except forms.ValidationError as refused:
+            # Windows slide: once the oldest counted failure leaves its window, login works.
+            minutes = max(
+                int(rate.duration // 60)
+                for rate in get_rates(app="allauth.account", action="login_failed")
+            )
+            message = gettext(
+                "Too many failed login attempts. Try again in %(minutes)d minutes at most."
+            ) % {"minutes": minutes}
+            raise forms.ValidationError(message, code="too_many_login_attempts") from refused
+
+    def set_password(self, user, password: str) -> None:
+        # allauth's one path for a password reset and a password change.
+        super().set_password(user, password)
+        account_password_changed(user=user)

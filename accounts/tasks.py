@@ -1,0 +1,18 @@
+from smtplib import SMTPException
+
+from celery import shared_task
+
+from accounts.mail import mail_send
+
+
+# A mail server outage (refused connection, timeout, 4xx) is retried with a growing delay for
+# about a day; sending twice is possible only if a worker dies between SMTP and the ack.
+@shared_task(
+    acks_late=True,
+    autoretry_for=(SMTPException, OSError),
+    retry_backoff=30,
+    retry_backoff_max=60 * 60,
+    max_retries=30,
+)
+def mail_send_task(message: dict) -> None:
+    mail_send(message=message)
