@@ -91,7 +91,5 @@ def target_addresses_check(url: str) -> str:
         address = ipaddress.ip_address(sockaddr[0].split("%")[0])
         refused = _address_refused(address)
         if refused:
-            raise WebhookTargetError(
-                f"The host {parts.hostname!r} resolves to {refused}."
-            )
+            raise WebhookTargetError(f"The host {parts.hostname!r} resolves to {refused}.")
     return answers[0][4][0]

@@ -27,9 +27,7 @@ def test_json_nested_five_thousand_levels_deep_is_a_400_not_a_500(api, order_bod
     assert response.json()["error"]["code"] == "parse_error"
 
 
-def test_json_nested_deeper_than_the_limit_is_refused_whatever_the_recursion_limit(
-    api, order_body
-):
+def test_json_nested_deeper_than_the_limit_is_refused_whatever_the_recursion_limit(api, order_body):
     raw = '{"gpu": ' + "[" * 200 + "]" * 200 + "}"
     response = api.post("/api/v1/orders/", raw, content_type="application/json")
     assert response.status_code == 400, response.content
@@ -63,9 +61,7 @@ class TestTargetsHidingAnAddress:
             ("https://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/hooks", "10.0.0.1"),
         ],
     )
-    def test_an_address_wrapped_in_ipv6_is_judged_by_what_it_wraps(
-        self, api, settings, url, inner
-    ):
+    def test_an_address_wrapped_in_ipv6_is_judged_by_what_it_wraps(self, api, settings, url, inner):
         settings.API_WEBHOOK_ALLOW_LOCAL_TARGETS = False
         response = api.post("/api/v1/webhooks/", {"url": url}, format="json")
         assert response.status_code == 400, response.content
