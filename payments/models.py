@@ -273,6 +273,9 @@ class ScanCursor(models.Model):
     block_range = models.PositiveIntegerField(_("blocks per request"), default=100)
     head_block = models.PositiveBigIntegerField(_("chain head"), null=True, blank=True)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
+    # The end of the last scan that met no RPC error (a new cursor counts as just scanned):
+    # /healthz/ready judges the watcher by its age, without calling the RPC itself.
+    scanned_at = models.DateTimeField(_("last successful scan"), default=timezone.now)
     last_error = models.TextField(_("last error"), blank=True)
 
     class Meta:

@@ -238,6 +238,10 @@ def chain_cursor_start(*, chain: Chain, block_number: int, block_hash: str) -> S
     """Start watching `chain` from this block (the next scan begins just after it)."""
     cursor, _created = ScanCursor.objects.update_or_create(
         chain=chain,
-        defaults={"block_number": block_number, "block_hash": block_hash.lower()},
+        defaults={
+            "block_number": block_number,
+            "block_hash": block_hash.lower(),
+            "scanned_at": timezone.now(),
+        },
     )
     return cursor
