@@ -34,8 +34,9 @@ messages: $(BIN)/.installed
 run: deps compilemessages
 	mkdir -p var/celery/queue var/celery/processed var/celery/control
 	$(MANAGE) migrate --no-input
-	$(MANAGE) seed_catalog
-	$(BIN)/honcho start
+	$(MANAGE) seed_catalog --if-empty
+	# Celery defaults to production settings (as gunicorn does): the Procfile's processes run local.
+	DJANGO_SETTINGS_MODULE=rental.settings.local $(BIN)/honcho start
 
 # Debian's packages the project drives: Chromium for the browser tests (Playwright cannot
 # download its own here), docker-compose to validate docker-compose.yml, gettext for

@@ -20,6 +20,7 @@ def profile(request):
 
 from allauth.account.decorators import verified_email_required  # noqa: E402
 from django import forms  # noqa: E402
+from django.http import HttpResponseBadRequest  # noqa: E402
 from django.shortcuts import get_object_or_404  # noqa: E402
 from django.utils.translation import gettext_lazy  # noqa: E402
 from django.views.decorators.cache import never_cache  # noqa: E402
@@ -39,6 +40,11 @@ class ApiKeyForm(forms.Form):
     )
 
 
+class ApiKeyRevokeForm(forms.Form):
+    # A bigint key: larger numbers (or "¹", which str.isdigit() accepts) never reach the query.
+    key_id = forms.IntegerField(min_value=1, max_value=2**63 - 1)
+
+
 @never_cache
 @verified_email_required  # keys only in an account whose owner proved the address is theirs
 @require_http_methods(["GET", "POST"])
@@ -47,8 +53,11 @@ def api_keys(request):
     form = ApiKeyForm()
     new_key = None
     if request.method == "POST" and request.POST.get("action") == "revoke":
-        key_id = request.POST.get("key_id", "")
-        api_key = get_object_or_404(ApiKey, pk=key_id if key_id.isdigit() else 0, user=request.user)
+        revoke = ApiKeyRevokeForm(request.POST)
+        if not revoke.is_valid():
+            return HttpResponseBadRequest(_("This is not an API key of your account."))
+        key_id = revoke.cleaned_data["key_id"]
+        api_key = get_object_or_404(ApiKey, pk=key_id, user=request.user)
         if api_key_revoke(api_key=api_key):
             message = _("The key %(prefix)s… is revoked.") % {"prefix": api_key.prefix}
             messages.success(request, message)

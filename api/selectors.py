@@ -52,8 +52,9 @@ def api_orders_for_user(*, user: User, status: str | None = None) -> QuerySet[Or
 
 
 def api_order_for_user(*, user: User, number: str) -> Order | None:
-    """The user's order with that number; None for anyone else's, so it reads as a 404."""
-    return api_orders_for_user(user=user).filter(number=number).first()
+    """The user's order with that number, in any case as on the order page; None for anyone
+    else's, so it reads as a 404."""
+    return api_orders_for_user(user=user).filter(number=number.upper()).first()
 
 
 # --- Payment instructions -------------------------------------------------------------------

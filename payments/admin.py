@@ -9,6 +9,14 @@ from payments.selectors import in_asset_units
 from payments.services import PaymentError, invoice_funds_lost_clear, invoice_mark_paid
 
 
+class KeptForTheRecord:
+    """Invoices, transfers and claims are what the money trail and the order timelines point
+    to: nobody deletes one, not even a superuser (settle, flag or mark it instead)."""
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
 @admin.register(Chain)
 class ChainAdmin(admin.ModelAdmin):
     list_display = ["name", "chain_id", "confirmations", "is_devnet", "is_active", "scanned_to"]
@@ -53,7 +61,7 @@ class ReasonForm(forms.Form):
 
 
 @admin.register(Invoice)
-class InvoiceAdmin(admin.ModelAdmin):
+class InvoiceAdmin(KeptForTheRecord, admin.ModelAdmin):
     list_display = ["order", "asset", "status", "due", "received", "flag_list", "created_at"]
     list_filter = ["status", *Invoice.FLAGS, "asset"]
     search_fields = ["order__number", "deposit_address"]
@@ -150,7 +158,7 @@ class InvoiceAdmin(admin.ModelAdmin):
 
 
 @admin.register(Transfer)
-class TransferAdmin(admin.ModelAdmin):
+class TransferAdmin(KeptForTheRecord, admin.ModelAdmin):
     list_display = ["tx_hash", "log_index", "chain", "asset", "amount", "status", "invoice"]
     list_filter = ["chain", "status", "disposition", "asset"]
     search_fields = ["tx_hash", "to_address", "from_address"]
@@ -161,7 +169,7 @@ class TransferAdmin(admin.ModelAdmin):
 
 
 @admin.register(PaymentClaim)
-class PaymentClaimAdmin(admin.ModelAdmin):
+class PaymentClaimAdmin(KeptForTheRecord, admin.ModelAdmin):
     list_display = ["order", "user", "tx_hash", "created_at"]
     search_fields = ["order__number", "tx_hash"]
     readonly_fields = ["order", "invoice", "user", "tx_hash", "created_at"]

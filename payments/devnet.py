@@ -81,7 +81,7 @@ def native_transfer(w3: Web3, *, sender: str, to: str, amount: int, **extra) -> 
     return Web3.to_hex(tx)
 
 
-def devnet_register(*, rpc_url: str, token_address: str, confirmations: int = 3) -> Chain:
+def devnet_register(*, rpc_url: str, token_address: str, confirmations: int) -> Chain:
     """Chain 31337 with ETH and the test USDC, fresh rates, and a cursor at the head."""
     w3 = web3_for(rpc_url)
     with transaction.atomic():

@@ -297,6 +297,9 @@ class ScanCursor(models.Model):
     # (null) until a scan moves the cursor, e.g. right after a reorganisation took it back.
     block_time = models.DateTimeField(_("block time"), null=True, blank=True)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
+    # The end of the last scan that met no RPC error (a new cursor counts as just scanned):
+    # /healthz/ready judges the watcher by its age, without calling the RPC itself.
+    scanned_at = models.DateTimeField(_("last successful scan"), default=timezone.now)
     last_error = models.TextField(_("last error"), blank=True)
 
     class Meta:

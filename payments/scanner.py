@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection, transaction
+from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from orders.models import OrderEvent
@@ -130,7 +131,10 @@ def chain_scan(*, chain: Chain, client: RpcClient | None = None) -> ScanReport:
         except RpcError as exc:
             report.error = str(exc)[:500]
             logger.warning("scan of chain %s stopped: %s", chain.chain_id, exc)
-        ScanCursor.objects.filter(chain=chain).update(last_error=report.error)
+        outcome = {"last_error": report.error}
+        if not report.error:
+            outcome["scanned_at"] = timezone.now()
+        ScanCursor.objects.filter(chain=chain).update(**outcome)
     return report
 
 

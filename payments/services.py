@@ -279,6 +279,7 @@ def chain_cursor_start(
             "block_number": block_number,
             "block_hash": block_hash.lower(),
             "block_time": block_time,
+            "scanned_at": timezone.now(),
         },
     )
     return cursor

@@ -192,7 +192,8 @@ def transfer_orphan(*, transfer: Transfer) -> bool:
 
 
 def _tolerance(amount_due: Decimal) -> Decimal:
-    fraction = Decimal(str(settings.PAYMENTS_UNDERPAYMENT_TOLERANCE))
+    # A fraction of the amount due, checked to lie within 0-5 % at start-up.
+    fraction = settings.PAYMENTS_UNDERPAYMENT_TOLERANCE
     return (amount_due * fraction).to_integral_value(rounding="ROUND_FLOOR")
 
 

@@ -8,7 +8,8 @@ from kombu.exceptions import OperationalError as BrokerUnavailable
 
 from rental import kombu_filesystem
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "rental.settings.local")
+# Servers (gunicorn, Celery) run production unless told otherwise; manage.py stays on local.
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "rental.settings.production")
 
 logger = logging.getLogger(__name__)
 kombu_filesystem.register()

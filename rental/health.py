@@ -1,4 +1,15 @@
-"""/healthz: one JSON answer on whether the pieces the store needs are reachable."""
+"""Health endpoints.
+
+- /healthz/live: the process answers. It touches neither the database nor the broker, so an
+  orchestrator does not restart web workers because PostgreSQL is down.
+- /healthz/ready (and /healthz, for the monitors already calling it): database, broker and
+  each chain's watcher from its stored state (no RPC call). 200 when all are fine, else 503.
+
+Anonymous callers learn only ok or not ok: the details name internal hosts and errors, so
+they are for staff and for monitors sending `Authorization: Bearer <HEALTHZ_TOKEN>`.
+"""
+
+import hmac
 
 from django.conf import settings
 from django.db import connection
@@ -32,10 +43,28 @@ def _run(check) -> dict:
         return {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:300]}
 
 
+def _may_see_details(request) -> bool:
+    token = settings.HEALTHZ_TOKEN
+    sent = request.headers.get("Authorization", "")
+    if token and hmac.compare_digest(sent.encode(), f"Bearer {token}".encode()):
+        return True
+    # The database may be down: then the session cannot be read and only the token works.
+    try:
+        return request.user.is_active and request.user.is_staff
+    except Exception:  # whatever stops reading the session means "not staff", not a 500
+        return False
+
+
 @never_cache
-def healthz(request):
+def live(request):
+    return JsonResponse({"status": "ok"})
+
+
+@never_cache
+def ready(request):
     results = {name: _run(check) for name, check in CHECKS.items()}
     healthy = all(result["ok"] for result in results.values())
-    return JsonResponse(
-        {"status": "ok" if healthy else "error", **results}, status=200 if healthy else 503
-    )
+    body = {"status": "ok" if healthy else "error"}
+    if _may_see_details(request):
+        body.update(results)
+    return JsonResponse(body, status=200 if healthy else 503)

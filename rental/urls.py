@@ -5,7 +5,7 @@ from django.urls import include, path
 from django.utils.translation import gettext_lazy as _
 from django.views.generic import RedirectView
 
-from rental.health import healthz
+from rental import health
 
 admin.site.site_header = admin.site.site_title = _("LocaGPU back office")
 admin.site.index_title = _("Orders, payments and catalog")
@@ -19,7 +19,10 @@ urlpatterns = [
         name="admin_login_entry",
     ),
     path("admin/", admin.site.urls),
-    path("healthz", healthz, name="healthz"),
+    path("healthz/live", health.live, name="healthz_live"),
+    path("healthz/ready", health.ready, name="healthz_ready"),
+    # Monitors configured before the split call /healthz: it answers as /healthz/ready.
+    path("healthz", health.ready, name="healthz"),
     # Browsers ask for /favicon.ico on pages that do not name one (the admin).
     path("favicon.ico", RedirectView.as_view(url=static("img/favicon.svg"), permanent=True)),
     path("api/", include("api.urls")),

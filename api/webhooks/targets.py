@@ -17,9 +17,7 @@ def _allow_local() -> bool:
     return settings.API_WEBHOOK_ALLOW_LOCAL_TARGETS
 
 
-def _address_refused(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
-        address = address.ipv4_mapped
+def _kind_refused(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
     if address.is_loopback:
         return None if _allow_local() else "a loopback address"
     if address.is_link_local:
@@ -33,6 +31,29 @@ def _address_refused(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> 
     return None
 
 
+def _address_refused(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    """Why `address` may not receive webhooks, or None.
+
+    IPv6 forms that deliver to an IPv4 address (6to4 2002::/16, Teredo 2001::/32) are judged
+    by that address first: the outer address looks public while packets reach the inner one.
+    """
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        address = address.ipv4_mapped
+    inner: list[ipaddress.IPv4Address] = []
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.sixtofour:
+            inner = [address.sixtofour]
+        elif address.teredo:
+            server, client = address.teredo
+            inner = [client, server]
+    for wrapped in inner:
+        refused = _kind_refused(wrapped)
+        if refused:
+            return f"{refused} ({wrapped} inside {address})"
+    refused = _kind_refused(address)
+    return refused and f"{refused} ({address})"
+
+
 def target_url_check(url: str) -> None:
     """Refuse URLs that are not https (http too in development) or that carry credentials."""
     parts = urlsplit(url)
@@ -43,6 +64,12 @@ def target_url_check(url: str) -> None:
         raise WebhookTargetError("The URL has no host.")
     if parts.username or parts.password:
         raise WebhookTargetError("Put no credentials in the URL; verify the signature instead.")
+    try:
+        port = parts.port
+    except ValueError:  # urllib refuses ports above 65535 only when asked for them
+        port = -1
+    if port is not None and not 1 <= port <= 65535:
+        raise WebhookTargetError("The port must be between 1 and 65535.")
 
 
 def target_addresses_check(url: str) -> str:
@@ -64,7 +91,5 @@ def target_addresses_check(url: str) -> str:
         address = ipaddress.ip_address(sockaddr[0].split("%")[0])
         refused = _address_refused(address)
         if refused:
-            raise WebhookTargetError(
-                f"The host {parts.hostname!r} resolves to {refused} ({address})."
-            )
+            raise WebhookTargetError(f"The host {parts.hostname!r} resolves to {refused}.")
     return answers[0][4][0]

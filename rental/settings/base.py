@@ -7,11 +7,16 @@ import environ
 from csp.constants import NONE, SELF
 from django.utils.translation import gettext_lazy as _
 
+from rental.settings.environment import PaymentSettings, StoreSettings
+
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = BASE_DIR / "var"
 
 env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+# Parsed and checked now, so a bad value stops the process here (rental/settings/environment.py).
+_payments = PaymentSettings.from_environment()
+_store = StoreSettings.from_environment()
 
 SECRET_KEY = env("DJANGO_SECRET_KEY", default="insecure-local-development-key-change-me")
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
@@ -185,32 +190,31 @@ DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="LocaGPU <noreply@locagpu
 # --- Crypto payments (payments/) ------------------------------------------------
 # Watch-only extended public key (account level, m/44'/60'/0') for deposit addresses on real
 # chains. Devnet chains use the public test key instead (payments/derivation.py).
-PAYMENTS_XPUB = env("PAYMENTS_XPUB", default="")
+PAYMENTS_XPUB = _payments.PAYMENTS_XPUB
 # First derivation index: the devnet's funded default accounts sit at indices 0-9 of the
 # test key, so deposit addresses start well above them.
-PAYMENTS_DERIVATION_START = env.int("PAYMENTS_DERIVATION_START", default=1000)
-PAYMENTS_DEVNET_RPC_URL = env("PAYMENTS_DEVNET_RPC_URL", default="http://127.0.0.1:8545")
+PAYMENTS_DERIVATION_START = _payments.PAYMENTS_DERIVATION_START
+PAYMENTS_DEVNET_RPC_URL = _payments.PAYMENTS_DEVNET_RPC_URL
+PAYMENTS_DEVNET_CONFIRMATIONS = _payments.PAYMENTS_DEVNET_CONFIRMATIONS
 # A rate older than this refuses new invoices in its asset.
-PAYMENTS_RATE_MAX_AGE = timedelta(minutes=env.int("PAYMENTS_RATE_MAX_AGE_MINUTES", default=10))
+PAYMENTS_RATE_MAX_AGE = timedelta(minutes=_payments.PAYMENTS_RATE_MAX_AGE_MINUTES)
 # Payments arriving after the deadline are still watched (and credited if stock allows).
-PAYMENTS_MONITOR_PERIOD = timedelta(hours=env.int("PAYMENTS_MONITOR_HOURS", default=24))
+PAYMENTS_MONITOR_PERIOD = timedelta(hours=_payments.PAYMENTS_MONITOR_HOURS)
+# Shortfall accepted as full payment, as a fraction of the amount due (0.001 = 0.1 %).
+PAYMENTS_UNDERPAYMENT_TOLERANCE = _payments.PAYMENTS_UNDERPAYMENT_TOLERANCE
+PAYMENTS_SCAN_INTERVAL_SECONDS = _payments.PAYMENTS_SCAN_INTERVAL_SECONDS
+# /healthz/ready answers 503 once a chain's last good scan is older than this.
+PAYMENTS_CURSOR_MAX_AGE = timedelta(seconds=_payments.PAYMENTS_CURSOR_MAX_AGE_SECONDS)
 # An unpaid order expires once the watcher has read its chain up to a block this much newer
 # than the deadline: a payment mined in time but seen late (RPC outage) still counts. Covers
 # the gap between block timestamps and our clock.
-PAYMENTS_EXPIRY_SCAN_MARGIN = timedelta(
-    seconds=env.int("PAYMENTS_EXPIRY_SCAN_MARGIN_SECONDS", default=120)
-)
-# Shortfall accepted as full payment, as a fraction of the amount due (0.001 = 0.1 %).
-PAYMENTS_UNDERPAYMENT_TOLERANCE = env.str("PAYMENTS_UNDERPAYMENT_TOLERANCE", default="0")
-PAYMENTS_SCAN_INTERVAL_SECONDS = env.float("PAYMENTS_SCAN_INTERVAL_SECONDS", default=3.0)
+PAYMENTS_EXPIRY_SCAN_MARGIN = timedelta(seconds=_payments.PAYMENTS_EXPIRY_SCAN_MARGIN_SECONDS)
 # How often watched ETH addresses' balances are compared with their recorded transfers, to
 # find ether sent by contracts (payments/internal_transfers.py): a batched call per 50 addresses.
-PAYMENTS_NATIVE_BALANCE_CHECK_SECONDS = env.float(
-    "PAYMENTS_NATIVE_BALANCE_CHECK_SECONDS", default=30.0
-)
+PAYMENTS_NATIVE_BALANCE_CHECK_SECONDS = _payments.PAYMENTS_NATIVE_BALANCE_CHECK_SECONDS
 # One scan task stops after this long and leaves the rest to the next beat.
 PAYMENTS_SCAN_TIME_BUDGET_SECONDS = 20.0
-PAYMENTS_MAX_BLOCK_RANGE = env.int("PAYMENTS_MAX_BLOCK_RANGE", default=500)
+PAYMENTS_MAX_BLOCK_RANGE = _payments.PAYMENTS_MAX_BLOCK_RANGE
 # Scanned block hashes kept for reorg walk-back; deeper reorgs need a manual rescan.
 PAYMENTS_REORG_HISTORY_BLOCKS = 256
 PAYMENTS_RPC_TIMEOUT_SECONDS = 10.0
@@ -280,13 +284,15 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
 }
 
 # --- Store -----------------------------------------------------------------------
-STORE_CURRENCY = env("STORE_CURRENCY", default="EUR")
+STORE_CURRENCY = _store.STORE_CURRENCY
 STORE_NAME = "LocaGPU"
 # Absolute links in e-mails.
-SITE_URL = env("SITE_URL", default="http://127.0.0.1:8000")
+SITE_URL = _store.SITE_URL
 # Shown in the footer and e-mails: where customers write with their order number.
-SUPPORT_EMAIL = env("SUPPORT_EMAIL", default="support@locagpu.test")
-ORDER_PAYMENT_WINDOW = timedelta(minutes=env.int("ORDER_PAYMENT_WINDOW_MINUTES", default=30))
+SUPPORT_EMAIL = _store.SUPPORT_EMAIL
+ORDER_PAYMENT_WINDOW = timedelta(minutes=_store.ORDER_PAYMENT_WINDOW_MINUTES)
+# Lets a monitor read /healthz's details without a staff session.
+HEALTHZ_TOKEN = _store.HEALTHZ_TOKEN
 
 # --- Partner REST API (api/) -----------------------------------------------------
 REST_FRAMEWORK = {

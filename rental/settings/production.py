@@ -1,10 +1,14 @@
-"""Production: every secret comes from the environment and the app refuses to start without it."""
+"""Production: every secret and every shared service comes from the environment, and the
+app refuses to start without them (rental/settings/environment.py says what is required)."""
 
 from .base import *  # noqa: F403
 from .base import env
+from .environment import ProductionSettings
 
-# No default: a production process without a key must not start.
-SECRET_KEY = env("DJANGO_SECRET_KEY")
+# Checked before anything else: one message lists every missing or unfit variable.
+_production = ProductionSettings.from_environment()
+
+SECRET_KEY = _production.DJANGO_SECRET_KEY
 DEBUG = False
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS")
 
@@ -13,8 +17,8 @@ vars().update(EMAIL_CONFIG)
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=True)
-# The container health check calls /healthz over plain HTTP from inside.
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+# Container health checks call these over plain HTTP from inside.
+SECURE_REDIRECT_EXEMPT = [r"^healthz(/live|/ready)?$"]
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
 SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=60 * 60 * 24 * 365)

@@ -143,10 +143,14 @@ def test_api_order_with_the_database_gone_mid_write_is_a_json_error_and_a_safe_r
     assert Invoice.objects.count() == 1
 
 
+HEALTHZ_TOKEN = "drill-monitoring-token-0123456789"
+
+
 def _wsgi_get(path: str) -> tuple[int, bytes]:
     """One request the way a sync server worker runs it: in this thread, with the request
-    signals that open, check and close database connections."""
-    environ = RequestFactory().get(path).environ
+    signals that open, check and close database connections. It carries the monitoring
+    token, so /healthz answers with its details."""
+    environ = RequestFactory().get(path, HTTP_AUTHORIZATION=f"Bearer {HEALTHZ_TOKEN}").environ
     statuses = []
     response = WSGIHandler()(environ, lambda status, headers: statuses.append(status))
     try:
@@ -167,8 +171,9 @@ def _terminate(pid: int) -> None:
 
 @pytest.mark.parametrize("health_checks", [True, False])
 def test_persistent_connection_killed_between_requests(
-    transactional_db, production_connections, health_checks
+    transactional_db, production_connections, health_checks, settings
 ):
+    settings.HEALTHZ_TOKEN = HEALTHZ_TOKEN
     connection.settings_dict["CONN_HEALTH_CHECKS"] = health_checks
     _wsgi_get("/healthz")
     assert connection.connection is not None, "kept open between requests (CONN_MAX_AGE)"

@@ -13,9 +13,13 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--rpc-url", default=settings.PAYMENTS_DEVNET_RPC_URL)
-        parser.add_argument("--confirmations", type=int, default=3)
+        parser.add_argument(
+            "--confirmations", type=int, default=settings.PAYMENTS_DEVNET_CONFIRMATIONS
+        )
 
     def handle(self, *args, rpc_url, confirmations, **options):
+        if confirmations < 1:
+            raise CommandError("--confirmations must be at least 1.")
         w3 = web3_for(rpc_url)
         try:
             chain_id = w3.eth.chain_id

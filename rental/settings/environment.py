@@ -1,0 +1,146 @@
+"""The store's settings read from the environment, parsed and checked with pydantic.
+
+Every settings module (local, test, production) builds its values from these models, so a bad
+value stops every process at start-up (`manage.py check`, gunicorn, Celery) with a message
+naming the variable, instead of a store quietly running with it. Values are never echoed back:
+some variables hold passwords.
+"""
+
+import os
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Annotated
+from urllib.parse import urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    HttpUrl,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
+
+_HTTP_URL = TypeAdapter(HttpUrl)
+
+
+def _http_url(value: str) -> str:
+    _HTTP_URL.validate_python(value)
+    return value  # as written: pydantic's form adds a trailing slash
+
+
+HttpUrlText = Annotated[str, AfterValidator(_http_url)]
+
+
+def _url_with_scheme(value: str, schemes: set[str]) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in schemes or not (parts.hostname or parts.path.strip("/")):
+        raise ValueError(f"must be a URL starting with {' or '.join(sorted(schemes))}://")
+    return value
+
+
+class EnvironmentSettings(BaseModel):
+    """Field names are the environment variables' names; unset ones take the default."""
+
+    model_config = ConfigDict(frozen=True)
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str] = os.environ):
+        values = {name: environ[name] for name in cls.model_fields if name in environ}
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            problems = "\n".join(
+                f"  {error['loc'][0] if error['loc'] else cls.__name__}: {error['msg']}"
+                for error in exc.errors()
+            )
+            message = f"Invalid settings in the environment:\n{problems}"
+            raise ImproperlyConfigured(message) from None
+
+
+class PaymentSettings(EnvironmentSettings):
+    # Watch-only: an extended private key (xprv) must never reach the server.
+    PAYMENTS_XPUB: str = Field("", pattern=r"^([xt]pub[1-9A-HJ-NP-Za-km-z]{100,120})?$")
+    # Non-hardened BIP32 indices only.
+    PAYMENTS_DERIVATION_START: int = Field(1000, ge=0, lt=2**31)
+    PAYMENTS_DEVNET_RPC_URL: HttpUrlText = "http://127.0.0.1:8545"
+    # Confirmations `setup_devnet` gives the local chain (real chains set theirs in the admin).
+    PAYMENTS_DEVNET_CONFIRMATIONS: int = Field(3, ge=1, le=1000)
+    PAYMENTS_RATE_MAX_AGE_MINUTES: int = Field(10, ge=1, le=24 * 60)
+    PAYMENTS_MONITOR_HOURS: int = Field(24, ge=1, le=24 * 90)
+    # A fraction of the amount due (0.001 = 0.1 %), never base units: 1 would mean "paid
+    # with nothing received". Above 5 % a shortfall is an underpayment for staff to see.
+    PAYMENTS_UNDERPAYMENT_TOLERANCE: Decimal = Field(Decimal(0), ge=0, le=Decimal("0.05"))
+    PAYMENTS_SCAN_INTERVAL_SECONDS: float = Field(3.0, ge=0.5, le=3600, allow_inf_nan=False)
+    PAYMENTS_MAX_BLOCK_RANGE: int = Field(500, ge=1, le=100_000)
+    # An unpaid order expires once the watcher read a block this much past its deadline.
+    PAYMENTS_EXPIRY_SCAN_MARGIN_SECONDS: int = Field(120, ge=0, le=24 * 3600)
+    # How often watched ETH addresses' balances are compared with their recorded transfers.
+    PAYMENTS_NATIVE_BALANCE_CHECK_SECONDS: float = Field(
+        30.0, ge=1, le=24 * 3600, allow_inf_nan=False
+    )
+    # A watcher whose last good scan is older than this makes /healthz/ready answer 503.
+    PAYMENTS_CURSOR_MAX_AGE_SECONDS: int = Field(120, ge=10, le=24 * 3600)
+
+    @field_validator("PAYMENTS_CURSOR_MAX_AGE_SECONDS")
+    @classmethod
+    def _spans_several_scans(cls, value: int, info: ValidationInfo) -> int:
+        interval = info.data.get("PAYMENTS_SCAN_INTERVAL_SECONDS")
+        if interval is not None and value < 3 * interval:
+            raise ValueError("must be at least three times PAYMENTS_SCAN_INTERVAL_SECONDS")
+        return value
+
+
+class StoreSettings(EnvironmentSettings):
+    STORE_CURRENCY: str = Field("EUR", pattern=r"^[A-Z]{3}$")
+    SITE_URL: HttpUrlText = "http://127.0.0.1:8000"
+    SUPPORT_EMAIL: str = Field("support@locagpu.test", pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+    ORDER_PAYMENT_WINDOW_MINUTES: int = Field(30, ge=5, le=24 * 60)
+    # Monitors sending `Authorization: Bearer <token>` see /healthz's details; empty: only staff.
+    HEALTHZ_TOKEN: str = Field("", pattern=r"^(\S{24,})?$")
+
+
+class ProductionSettings(EnvironmentSettings):
+    """What production refuses to start without: no SQLite, no filesystem broker or cache,
+    no guessed host names, and links in e-mails that are https."""
+
+    DJANGO_SECRET_KEY: str = Field(min_length=32)
+    DATABASE_URL: str
+    CELERY_BROKER_URL: str
+    REDIS_CACHE_URL: str
+    ALLOWED_HOSTS: str
+    SITE_URL: HttpUrlText
+
+    @field_validator("DATABASE_URL")
+    @classmethod
+    def _postgresql(cls, value: str) -> str:
+        return _url_with_scheme(value, {"postgres", "postgresql", "pgsql"})
+
+    @field_validator("CELERY_BROKER_URL")
+    @classmethod
+    def _shared_broker(cls, value: str) -> str:
+        return _url_with_scheme(value, {"redis", "rediss", "amqp", "amqps"})
+
+    @field_validator("REDIS_CACHE_URL")
+    @classmethod
+    def _redis(cls, value: str) -> str:
+        return _url_with_scheme(value, {"redis", "rediss"})
+
+    @field_validator("ALLOWED_HOSTS")
+    @classmethod
+    def _named_hosts(cls, value: str) -> str:
+        hosts = [host.strip() for host in value.split(",")]
+        if not all(hosts) or "*" in hosts:
+            raise ValueError("must list the served host names, comma-separated, without '*'")
+        return value
+
+    @field_validator("SITE_URL")
+    @classmethod
+    def _https(cls, value: str) -> str:
+        if not value.startswith("https://"):
+            raise ValueError("must start with https://")
+        return value

@@ -1,0 +1,132 @@
+"""A bad setting stops every process at start-up with a message naming the variable; production
+refuses to start without its shared services; the entry points pick the right settings."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SECRET = "a-long-random-production-key-0123456789-abcdefghijklmnop"
+PRODUCTION = {
+    "DJANGO_SETTINGS_MODULE": "rental.settings.production",
+    "DJANGO_SECRET_KEY": SECRET,
+    "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/rental",
+    "CELERY_BROKER_URL": "redis://127.0.0.1:6379/0",
+    "REDIS_CACHE_URL": "redis://127.0.0.1:6379/1",
+    "ALLOWED_HOSTS": "gpu.example.com",
+    "SITE_URL": "https://gpu.example.com",
+}
+# Variables a developer's shell or .env could set, which would change what each case tests.
+CONTROLLED = {*PRODUCTION, "PAYMENTS_UNDERPAYMENT_TOLERANCE", "PAYMENTS_DEVNET_CONFIRMATIONS"}
+
+
+def run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if k not in CONTROLLED}
+    clean.update(env)
+    return subprocess.run(
+        [sys.executable, *args], cwd=ROOT, env=clean, capture_output=True, text=True, timeout=120
+    )
+
+
+def check(env: dict[str, str]) -> subprocess.CompletedProcess:
+    return run(["manage.py", "check"], env)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("PAYMENTS_UNDERPAYMENT_TOLERANCE", "1000"),  # base units, as the README once said
+        ("PAYMENTS_UNDERPAYMENT_TOLERANCE", "1"),
+        ("PAYMENTS_UNDERPAYMENT_TOLERANCE", "-1"),
+        ("PAYMENTS_UNDERPAYMENT_TOLERANCE", "NaN"),
+        ("PAYMENTS_DEVNET_CONFIRMATIONS", "0"),
+        ("PAYMENTS_DEVNET_RPC_URL", "127.0.0.1:8545"),
+        ("PAYMENTS_DEVNET_RPC_URL", "not a url"),
+        ("PAYMENTS_MAX_BLOCK_RANGE", "0"),
+        ("PAYMENTS_SCAN_INTERVAL_SECONDS", "inf"),
+        ("PAYMENTS_RATE_MAX_AGE_MINUTES", "ten"),
+        ("PAYMENTS_XPUB", "xprv9s21ZrQH143K3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6cq3jPPqjiC"),
+        ("STORE_CURRENCY", "euro"),
+        ("ORDER_PAYMENT_WINDOW_MINUTES", "0"),
+        ("SITE_URL", "gpu.example.com"),
+        ("HEALTHZ_TOKEN", "short"),
+    ],
+)
+def test_a_bad_setting_stops_manage_py_check_naming_the_variable(variable, value):
+    result = check({"DJANGO_SETTINGS_MODULE": "rental.settings.local", variable: value})
+    assert result.returncode != 0, result.stdout
+    assert f"{variable}:" in result.stderr
+
+
+def test_a_tolerance_of_half_a_percent_is_accepted():
+    env = {"DJANGO_SETTINGS_MODULE": "rental.settings.local"}
+    result = check({**env, "PAYMENTS_UNDERPAYMENT_TOLERANCE": "0.005"})
+    assert result.returncode == 0, result.stderr
+
+
+def test_production_with_every_required_variable_starts():
+    result = check(PRODUCTION)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(
+    "missing", ["DATABASE_URL", "CELERY_BROKER_URL", "REDIS_CACHE_URL", "ALLOWED_HOSTS", "SITE_URL"]
+)
+def test_production_without_a_required_variable_refuses_to_start(missing):
+    env = {k: v for k, v in PRODUCTION.items() if k != missing}
+    result = check(env)
+    assert result.returncode != 0
+    assert f"{missing}:" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("DATABASE_URL", "sqlite:///var/db.sqlite3"),
+        ("CELERY_BROKER_URL", "filesystem://"),
+        ("REDIS_CACHE_URL", "filecache:///tmp/cache"),
+        ("ALLOWED_HOSTS", "*"),
+        ("ALLOWED_HOSTS", ""),
+        ("SITE_URL", "http://gpu.example.com"),
+        ("DJANGO_SECRET_KEY", "short"),
+    ],
+)
+def test_production_refuses_a_development_value(variable, value):
+    result = check({**PRODUCTION, variable: value})
+    assert result.returncode != 0
+    assert f"{variable}:" in result.stderr
+    assert "postgres@127.0.0.1" not in result.stderr  # values are not echoed
+
+
+@pytest.mark.parametrize("module", ["rental.wsgi", "rental.celery"])
+def test_server_entry_points_default_to_production_settings(module):
+    env = {k: v for k, v in PRODUCTION.items() if k != "DJANGO_SETTINGS_MODULE"}
+    clean = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    code = f"import {module}; from django.conf import settings; print(settings.SETTINGS_MODULE)"
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "rental.settings.production"
+
+
+def test_manage_py_keeps_local_settings():
+    code = "from django.conf import settings; print(settings.SETTINGS_MODULE)"
+    clean = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", code],
+        cwd=ROOT,
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.stdout.strip().splitlines()[-1] == "rental.settings.local", result.stderr
