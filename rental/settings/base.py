@@ -160,7 +160,7 @@ ACCOUNT_RATE_LIMITS = {
 # Reverse proxies of ours in front of the app (the TLS proxy of the README: 1). Each appends
 # the address it saw to X-Forwarded-For; the client is the entry that many from the right.
 # 0 = no proxy: REMOTE_ADDR, and X-Forwarded-For (which anyone can send) is ignored.
-TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
+TRUSTED_PROXY_COUNT = _store.TRUSTED_PROXY_COUNT
 ALLAUTH_TRUSTED_PROXY_COUNT = TRUSTED_PROXY_COUNT
 
 # --- Internationalisation ----------------------------------------------------

@@ -102,6 +102,8 @@ class StoreSettings(EnvironmentSettings):
     ORDER_PAYMENT_WINDOW_MINUTES: int = Field(30, ge=5, le=24 * 60)
     # Monitors sending `Authorization: Bearer <token>` see /healthz's details; empty: only staff.
     HEALTHZ_TOKEN: str = Field("", pattern=r"^(\S{24,})?$")
+    # Reverse proxies in front of the app, each appending to X-Forwarded-For (README).
+    TRUSTED_PROXY_COUNT: int = Field(0, ge=0, le=5)
 
 
 class ProductionSettings(EnvironmentSettings):

@@ -7,6 +7,8 @@ import sys
 import pytest
 from django.conf import settings as django_settings
 
+from tests.production import PRODUCTION
+
 pytestmark = pytest.mark.django_db
 
 PROXY = "10.0.0.2"
@@ -41,13 +43,7 @@ def test_a_stranger_guessing_from_the_same_address_does_not_lock_out_a_customer(
 
 
 def test_production_reads_the_number_of_trusted_proxies_from_the_environment():
-    environment = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "rental.settings.production",
-        "DJANGO_SECRET_KEY": "x" * 50,
-        "ALLOWED_HOSTS": "shop.example",
-        "TRUSTED_PROXY_COUNT": "1",
-    }
+    environment = {**os.environ, **PRODUCTION, "TRUSTED_PROXY_COUNT": "1"}
     script = (
         "from django.conf import settings as s; "
         "print(s.ALLAUTH_TRUSTED_PROXY_COUNT, s.REST_FRAMEWORK['NUM_PROXIES'])"
