@@ -49,6 +49,17 @@ class InvalidAnswer(RpcError):
     """The answer does not have the shape the protocol promises."""
 
 
+def node_error(method: str, error: Any) -> RpcError:
+    """The exception for a JSON-RPC error object, by what the node's message says."""
+    code = error.get("code") if isinstance(error, dict) else None
+    message = str(error.get("message", error) if isinstance(error, dict) else error)
+    if code == -32005 or _RANGE_LIMIT.search(message):
+        if "rate" in message.lower() and "limit" in message.lower():
+            return RateLimited(f"{method}: {message}", code=code)
+        return RangeTooLarge(f"{method}: {message}", code=code)
+    return RpcError(f"{method}: {message}", code=code)
+
+
 def _quantity(value: Any) -> int:
     if isinstance(value, int):
         return value
@@ -215,13 +226,7 @@ class RpcClient:
             raise InvalidAnswer(f"{method}: answer is not a JSON-RPC object")
         error = answer.get("error")
         if error is not None:
-            code = error.get("code") if isinstance(error, dict) else None
-            message = str(error.get("message", error) if isinstance(error, dict) else error)
-            if code == -32005 or _RANGE_LIMIT.search(message):
-                if "rate" in message.lower() and "limit" in message.lower():
-                    raise RateLimited(f"{method}: {message}", code=code)
-                raise RangeTooLarge(f"{method}: {message}", code=code)
-            raise RpcError(f"{method}: {message}", code=code)
+            raise node_error(method, error)
         if "result" not in answer:
             raise InvalidAnswer(f"{method}: answer has no result")
         return answer["result"]
@@ -270,6 +275,18 @@ class RpcClient:
                     raise InvalidAnswer(f"eth_getBlockByNumber: block {number} is missing")
                 blocks.append(_validate(Block, raw, "eth_getBlockByNumber"))
         return blocks
+
+    def block_hashes(self, numbers: list[int]) -> dict[int, str | None]:
+        """Canonical hash of each block; None for a block the node does not return."""
+        hashes: dict[int, str | None] = {}
+        for start in range(0, len(numbers), 50):
+            part = numbers[start : start + 50]
+            raws = self.batch("eth_getBlockByNumber", [[hex(n), False] for n in part])
+            for number, raw in zip(part, raws, strict=True):
+                hashes[number] = (
+                    None if raw is None else _validate(Block, raw, "eth_getBlockByNumber").hash
+                )
+        return hashes
 
     def transfer_logs(self, *, from_block: int, to_block: int, tokens: list[str]) -> list[Log]:
         """ERC-20 Transfer logs of these token contracts, one call whatever the invoices."""
