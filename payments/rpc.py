@@ -62,7 +62,7 @@ class InvalidAnswer(RpcError):
     """The answer does not have the shape the protocol promises."""
 
 
-def node_error(method: str, error: Any) -> RpcError:
+def _node_error(method: str, error: Any) -> RpcError:
     """The exception for a JSON-RPC error object, by what the node's message says."""
     code = error.get("code") if isinstance(error, dict) else None
     message = str(error.get("message", error) if isinstance(error, dict) else error)
@@ -247,7 +247,7 @@ class RpcClient:
             raise InvalidAnswer(f"{method}: answer is not a JSON-RPC object")
         error = answer.get("error")
         if error is not None:
-            raise node_error(method, error)
+            raise _node_error(method, error)
         if "result" not in answer:
             raise InvalidAnswer(f"{method}: answer has no result")
         return answer["result"]
