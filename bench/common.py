@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# Dropped and created again at every run: never a database anyone else uses.
-BENCH_DATABASE = "rental_bench"
+# Dropped and created again at every run: never a database anyone else uses (BENCH_DB_NAME
+# gives runs side by side on one server a database each).
+BENCH_DATABASE = os.environ.get("BENCH_DB_NAME", "rental_bench")
 # The baseline page (bench/urls.py): no database, no template.
 TRIVIAL_PATH = "/bench/trivial"
 

@@ -303,19 +303,9 @@ def _native_transfers(
     ]
 
 
-def _canonical_hashes(client: RpcClient, numbers: list[int]) -> dict[int, str | None]:
-    hashes: dict[int, str | None] = {}
-    for start in range(0, len(numbers), 50):
-        part = numbers[start : start + 50]
-        raws = client.batch("eth_getBlockByNumber", [[hex(n), False] for n in part])
-        for number, raw in zip(part, raws, strict=True):
-            hashes[number] = None if raw is None else Block.model_validate(raw).hash
-    return hashes
-
-
 def _reorg_check(*, chain: Chain, cursor: ScanCursor, client: RpcClient, report: ScanReport):
     """If the cursor's block left the canonical chain, walk back to the common ancestor."""
-    current = _canonical_hashes(client, [cursor.block_number])[cursor.block_number]
+    current = client.block_hashes([cursor.block_number])[cursor.block_number]
     if current is None:
         # A node behind its peers knows nothing of that block yet: not a reorganisation.
         raise RpcUnavailable(f"the node does not know block {cursor.block_number} yet")
@@ -329,7 +319,7 @@ def _reorg_check(*, chain: Chain, cursor: ScanCursor, client: RpcClient, report:
     ancestor = None
     for start in range(0, len(history), 50):
         part = history[start : start + 50]
-        canonical = _canonical_hashes(client, [number for number, _hash in part])
+        canonical = client.block_hashes([number for number, _hash in part])
         ancestor = next(((n, h) for n, h in part if canonical[n] == h), None)
         if ancestor is not None:
             break
@@ -338,7 +328,7 @@ def _reorg_check(*, chain: Chain, cursor: ScanCursor, client: RpcClient, report:
         number = max(0, cursor.block_number - settings.PAYMENTS_REORG_HISTORY_BLOCKS)
         # A restarted devnet can even be shorter than that.
         number = min(number, client.block_number())
-        ancestor = (number, _canonical_hashes(client, [number])[number])
+        ancestor = (number, client.block_hashes([number])[number])
         logger.error("chain %s: reorg deeper than the kept history", chain.chain_id)
     number, block_hash = ancestor
     suspects = list(
@@ -346,7 +336,7 @@ def _reorg_check(*, chain: Chain, cursor: ScanCursor, client: RpcClient, report:
         .exclude(status=Transfer.Status.ORPHANED)
         .select_related("asset", "invoice")
     )
-    canonical = _canonical_hashes(client, sorted({t.block_number for t in suspects}))
+    canonical = client.block_hashes(sorted({t.block_number for t in suspects}))
     with transaction.atomic():
         if not ScanCursor.objects.filter(
             pk=cursor.pk, block_number=cursor.block_number, block_hash=cursor.block_hash
@@ -378,7 +368,7 @@ def _confirmations_update(*, chain: Chain, client: RpcClient, head: int, report:
     )
     if not pending:
         return
-    canonical = _canonical_hashes(client, sorted({t.block_number for t in pending}))
+    canonical = client.block_hashes(sorted({t.block_number for t in pending}))
     by_invoice: dict[int | None, list[Transfer]] = defaultdict(list)
     for transfer in pending:
         by_invoice[transfer.invoice_id].append(transfer)

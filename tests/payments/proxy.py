@@ -11,7 +11,12 @@ class FlakyRpcProxy:
     """Forwards JSON-RPC to anvil, but refuses eth_getLogs spanning more than `max_log_range`
     blocks ("block range too large"), answers HTTP 429 to the next `throttle` requests, and
     with `tracing=False` answers "method not found" to debug_* and trace_* like most public
-    providers."""
+    providers.
+
+    `failures` lists what the next requests meet, one each: "drop" (the connection closes
+    with no answer), or an HTTP status answered with a plain-text body. `malformed` maps a
+    method to the result answered for it instead of the node's.
+    """
 
     def __init__(
         self,
@@ -28,6 +33,9 @@ class FlakyRpcProxy:
         self.refused_methods: list[str] = []
         self.refused_ranges: list[int] = []
         self.log_ranges: list[tuple[int, int]] = []
+        self.failures: list[str | int] = []
+        self.malformed: dict[str, object] = {}
+        self.requests = 0
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -36,6 +44,14 @@ class FlakyRpcProxy:
 
             def do_POST(self):
                 body = self.rfile.read(int(self.headers["Content-Length"]))
+                proxy.requests += 1
+                if proxy.failures:
+                    failure = proxy.failures.pop(0)
+                    if failure == "drop":
+                        self.close_connection = True
+                        return
+                    self._send(failure, b"Bad Gateway", "text/plain")
+                    return
                 if proxy.throttle > 0:
                     proxy.throttle -= 1
                     self._send(429, b"Too Many Requests", "text/plain")
@@ -68,6 +84,8 @@ class FlakyRpcProxy:
         if isinstance(payload, list):
             return None
         method = payload.get("method", "")
+        if method in self.malformed:
+            return {"jsonrpc": "2.0", "id": payload["id"], "result": self.malformed[method]}
         if not self.tracing and method.startswith(("debug_", "trace_")):
             self.refused_methods.append(method)
             return {
