@@ -22,6 +22,11 @@ v1 = [
         name="webhook-detail",
     ),
     path(
+        "webhooks/<int:endpoint_id>/resume/",
+        webhooks.WebhookEndpointResumeApi.as_view(),
+        name="webhook-resume",
+    ),
+    path(
         "webhooks/<int:endpoint_id>/deliveries/",
         webhooks.WebhookDeliveryListApi.as_view(),
         name="webhook-delivery-list",

@@ -17,6 +17,7 @@ from payments.models import Asset, Chain, Invoice, PaymentClaim, Rate, ScanCurso
 from payments.selectors import rate_current, rate_is_stale
 from payments.settlement import units_still_free
 from rental.celery import enqueue_after_commit
+from rental.ratelimit import rate_limit_exceeded
 
 Actor = OrderEvent.Actor
 TX_HASH = re.compile(r"^0x[0-9a-fA-F]{64}$")
@@ -119,6 +120,22 @@ def tx_hash_clean(value: str) -> str:
             code="tx_hash",
         )
     return value.lower()
+
+
+def payment_claim_rate_limited(*, order: Order) -> int:
+    """Count one "I've paid" press on `order`: 0 while allowed, else the seconds to wait.
+
+    Counted per order and per account, whatever API key or browser sends it: each claim
+    queues a chain check, and neither more keys nor more tabs may multiply them.
+    """
+    limits = (
+        ("payment-claim-order", order.pk, settings.PAYMENTS_CLAIM_ORDER_RATE_LIMIT),
+        ("payment-claim-account", order.user_id, settings.PAYMENTS_CLAIM_RATE_LIMIT),
+    )
+    for scope, key, limit in limits:
+        if rate_limit_exceeded(scope=scope, key=str(key), **limit):
+            return limit["period"]
+    return 0
 
 
 def payment_claim_record(

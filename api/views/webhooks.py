@@ -9,6 +9,7 @@ from api.errors import Conflict, FieldError
 from api.models import WebhookDelivery, WebhookEvent
 from api.pagination import ApiPagination
 from api.views.base import ApiView
+from api.webhooks.pausing import webhook_endpoint_resume
 from api.webhooks.selectors import (
     webhook_deliveries_for_endpoint,
     webhook_endpoint_for_user,
@@ -29,13 +30,17 @@ WEBHOOKS_DESCRIPTION = (
     "endpoint subscribed to that type. Verify `X-Rental-Signature: t=<unix time>,v1=<hex>`: "
     'the HMAC-SHA256 of `"<t>.<raw body>"` with the endpoint\'s secret. `X-Rental-Delivery` '
     "identifies the delivery (the same on retries). Answer 2xx within 5 s; otherwise the "
-    "delivery is retried after 10 s, 1 min, 10 min, then hourly for 24 hours."
+    "delivery is retried after 10 s, 1 min, 10 min, then hourly for 24 hours. One delivery "
+    "at a time is sent to an endpoint. An endpoint that fails or takes over 3 s to answer "
+    "5 times in a row is paused (`paused_at`) and you get an e-mail: its events wait until "
+    "you resume it with `POST /webhooks/{id}/resume/`."
 )
 ENDPOINT_EXAMPLE = {
     "id": 7,
     "url": "https://partner.example.com/hooks/locagpu",
     "events": ["order.created", "order.status_changed"],
     "created_at": "2025-03-04T10:00:00+01:00",
+    "paused_at": None,
 }
 DELIVERY_EXAMPLE = {
     "id": "3f6c1f4e-9a55-4f0e-8a8e-0d7b8c3b2a10",
@@ -70,6 +75,9 @@ class WebhookEndpointOutputSerializer(serializers.Serializer):
     url = serializers.URLField()
     events = serializers.ListField(child=serializers.ChoiceField(choices=WebhookEvent.choices))
     created_at = serializers.DateTimeField()
+    paused_at = serializers.DateTimeField(
+        allow_null=True, help_text="Set when repeated failures paused the endpoint."
+    )
 
     class Meta:
         ref_name = "WebhookEndpoint"
@@ -151,11 +159,8 @@ class WebhookEndpointListApi(ApiView):
             )
         except WebhookTargetError as exc:
             raise FieldError(str(exc), field="url", code="webhook_target_refused") from None
-        except WebhookEndpointLimit:
-            raise Conflict(
-                f"At most {MAX_ENDPOINTS_PER_USER} webhook endpoints per account.",
-                code="too_many_webhooks",
-            ) from None
+        except WebhookEndpointLimit as exc:
+            raise Conflict(exc.message, code="too_many_webhooks") from None
         return Response(self.CreatedSerializer(endpoint).data, status=status.HTTP_201_CREATED)
 
 
@@ -181,6 +186,24 @@ class WebhookEndpointDetailApi(ApiView):
     def delete(self, request, endpoint_id: int):
         webhook_endpoint_delete(endpoint=endpoint_or_404(request, endpoint_id))
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class WebhookEndpointResumeApi(ApiView):
+    @extend_schema(
+        operation_id="webhooks_resume",
+        summary="Resume a paused webhook endpoint",
+        description=(
+            "Sends again to an endpoint paused after repeated failures: the deliveries that "
+            "waited go first, oldest first. Resuming an endpoint that is not paused does nothing."
+        ),
+        request=None,
+        responses={200: WebhookEndpointOutputSerializer},
+        examples=[OpenApiExample("Endpoint", value=ENDPOINT_EXAMPLE, response_only=True)],
+        tags=["webhooks"],
+    )
+    def post(self, request, endpoint_id: int):
+        endpoint = webhook_endpoint_resume(endpoint=endpoint_or_404(request, endpoint_id))
+        return Response(WebhookEndpointOutputSerializer(endpoint).data)
 
 
 class WebhookDeliveryOutputSerializer(serializers.Serializer):
