@@ -4,10 +4,16 @@ Webhook deliveries shared the Celery queue with chain scans, and the limits were
 while an account could create any number of keys.
 """
 
+import json
+
 import pytest
+import redis
+from django.conf import settings
 from django.core.cache import cache
 
 from accounts.services import api_key_create
+from payments.models import Chain
+from payments.tasks import chain_scan_task, chains_scan_task
 from rental.celery import app
 from tests.api.conftest import key_client
 from tests.factories import OrderFactory
@@ -66,3 +72,30 @@ def test_ive_paid_is_limited_per_order_across_api_keys_and_the_browser(client, c
     assert keys[1].post(f"/api/v1/orders/{order.number}/paid/").status_code == 429
     browser = client.post(f"/en/account/orders/{order.number}/payment/claim/", {})
     assert browser.status_code == 429
+
+
+@pytest.fixture
+def chain_queue(settings):
+    """The `chain` queue on the test broker (a real Redis), empty before and after."""
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    client.delete("chain")
+    yield client
+    client.delete("chain")
+
+
+def test_beats_keep_at_most_one_scan_per_chain_waiting_and_none_expires(usdc, chain_queue):
+    chain = usdc.chain
+    # The worker is busy: three beats come and go, one scan waits.
+    assert [chains_scan_task() for _beat in range(3)] == [1, 0, 0]
+    [message] = chain_queue.lrange("chain", 0, -1)
+    message = json.loads(message)
+    assert message["headers"]["task"] == "payments.tasks.chain_scan_task"
+    assert message["headers"]["expires"] is None
+    assert "expires" not in settings.CELERY_BEAT_SCHEDULE["payments-scan-chains"].get("options", {})
+
+    # The worker takes the scan: the next beat queues the following one.
+    Chain.objects.filter(pk=chain.pk).update(is_active=False)  # the scan itself returns at once
+    chain_scan_task(chain.pk)
+    Chain.objects.filter(pk=chain.pk).update(is_active=True)
+    assert chains_scan_task() == 1
+    assert chain_queue.llen("chain") == 2
