@@ -33,16 +33,33 @@ class UserAdmin(DjangoUserAdmin):
 
 # --- API keys -----------------------------------------------------------------------------
 
+from django import forms  # noqa: E402
 from django.contrib import messages  # noqa: E402
 
 from accounts.models import ApiKey  # noqa: E402
-from accounts.services import api_key_create, api_key_revoke  # noqa: E402
+from accounts.services import (  # noqa: E402
+    ApiKeyLimit,
+    api_key_create,
+    api_key_limit_reached,
+    api_key_revoke,
+)
+
+
+class ApiKeyAdminForm(forms.ModelForm):
+    def clean(self):
+        cleaned = super().clean()
+        user = cleaned.get("user")
+        # A clear refusal on the form; api_key_create checks again under the user's row lock.
+        if self.instance.pk is None and user is not None and api_key_limit_reached(user=user):
+            raise forms.ValidationError(ApiKeyLimit().message)
+        return cleaned
 
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
     """Staff create keys for a customer (shown once, in a message) and revoke them."""
 
+    form = ApiKeyAdminForm
     list_display = ["name", "prefix", "user", "scope", "created_at", "last_used_at", "revoked_at"]
     list_filter = ["scope", ("revoked_at", admin.EmptyFieldListFilter)]
     search_fields = ["name", "prefix", "user__email"]

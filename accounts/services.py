@@ -6,6 +6,7 @@ from datetime import timedelta
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from accounts.hooks import password_changed_hooks_run
 from accounts.mail import mail_queue, user_mail
@@ -14,6 +15,24 @@ from accounts.models import ApiKey, User
 KEY_LABEL = "lg"
 # How stale `last_used_at` may get: one write per key per minute, not one per request.
 LAST_USED_PRECISION = timedelta(minutes=1)
+# Active keys per account: API limits are per account, and keys are not a way around them.
+MAX_API_KEYS_PER_USER = 10
+
+
+class ApiKeyLimit(Exception):
+    """The account already has MAX_API_KEYS_PER_USER active keys."""
+
+    @property
+    def message(self) -> str:
+        return gettext(
+            "An account has at most %(count)d API keys in use: revoke one before creating another."
+        ) % {"count": MAX_API_KEYS_PER_USER}
+
+
+def api_key_limit_reached(*, user: User) -> bool:
+    return ApiKey.objects.filter(user=user, revoked_at__isnull=True).count() >= (
+        MAX_API_KEYS_PER_USER
+    )
 
 
 def api_key_hash(raw_key: str) -> str:
@@ -28,7 +47,9 @@ def _new_raw_key() -> tuple[str, str]:
 
 
 def api_key_create(*, user: User, name: str, scope: str = ApiKey.Scope.FULL) -> tuple[ApiKey, str]:
-    """A new key for `user`. Returns the key row and the key itself, which is never stored."""
+    """A new key for `user`. Returns the key row and the key itself, which is never stored.
+
+    Raises ApiKeyLimit past MAX_API_KEYS_PER_USER active keys."""
     if scope not in ApiKey.Scope.values:
         raise ValueError(f"Unknown API key scope: {scope!r}")
     name = name.strip() or "API key"
@@ -36,6 +57,10 @@ def api_key_create(*, user: User, name: str, scope: str = ApiKey.Scope.FULL) -> 
         prefix, raw_key = _new_raw_key()
         try:
             with transaction.atomic():
+                # Serialises concurrent creations by one user, so the limit holds.
+                User.objects.select_for_update().only("pk").get(pk=user.pk)
+                if api_key_limit_reached(user=user):
+                    raise ApiKeyLimit
                 api_key = ApiKey.objects.create(
                     user=user,
                     name=name[:80],

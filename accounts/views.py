@@ -27,7 +27,7 @@ from django.views.decorators.cache import never_cache  # noqa: E402
 from django.views.decorators.http import require_http_methods  # noqa: E402
 
 from accounts.models import ApiKey  # noqa: E402
-from accounts.services import api_key_create, api_key_revoke  # noqa: E402
+from accounts.services import ApiKeyLimit, api_key_create, api_key_revoke  # noqa: E402
 
 
 class ApiKeyForm(forms.Form):
@@ -52,6 +52,7 @@ def api_keys(request):
     """List, create (the key is shown once, on this response) and revoke the account's keys."""
     form = ApiKeyForm()
     new_key = None
+    status = 200
     if request.method == "POST" and request.POST.get("action") == "revoke":
         revoke = ApiKeyRevokeForm(request.POST)
         if not revoke.is_valid():
@@ -65,9 +66,12 @@ def api_keys(request):
     if request.method == "POST":
         form = ApiKeyForm(request.POST)
         if form.is_valid():
-            _api_key, new_key = api_key_create(user=request.user, **form.cleaned_data)
-            form = ApiKeyForm()
+            try:
+                _api_key, new_key = api_key_create(user=request.user, **form.cleaned_data)
+                form = ApiKeyForm()
+            except ApiKeyLimit as exc:
+                form.add_error(None, exc.message)
+        status = 400 if form.errors else 200
     keys = ApiKey.objects.filter(user=request.user)
-    return render(
-        request, "accounts/api_keys.html", {"form": form, "keys": keys, "new_key": new_key}
-    )
+    context = {"form": form, "keys": keys, "new_key": new_key}
+    return render(request, "accounts/api_keys.html", context, status=status)

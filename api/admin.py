@@ -2,6 +2,7 @@ from django.contrib import admin, messages
 from django.utils.translation import gettext_lazy as _
 
 from api.models import WebhookDelivery, WebhookEndpoint
+from api.webhooks.pausing import webhook_endpoint_resume
 from api.webhooks.services import webhook_delivery_redeliver
 
 
@@ -9,13 +10,21 @@ from api.webhooks.services import webhook_delivery_redeliver
 class WebhookEndpointAdmin(admin.ModelAdmin):
     """Customers manage their endpoints through the API; staff look, and may remove one."""
 
-    list_display = ["url", "user", "created_at"]
+    list_display = ["url", "user", "created_at", "failures", "paused_at"]
+    list_filter = [("paused_at", admin.EmptyFieldListFilter)]
     search_fields = ["url", "user__email"]
-    readonly_fields = ["user", "url", "events", "created_at"]
-    exclude = ["secret"]
+    readonly_fields = ["user", "url", "events", "created_at", "failures", "paused_at"]
+    exclude = ["secret", "busy_until"]
+    actions = ["resume"]
 
     def has_add_permission(self, request) -> bool:
         return False
+
+    @admin.action(description=_("Resume the selected paused endpoints"))
+    def resume(self, request, queryset):
+        for endpoint in queryset:
+            webhook_endpoint_resume(endpoint=endpoint)
+        messages.success(request, _("%(count)d endpoints resumed.") % {"count": queryset.count()})
 
 
 @admin.register(WebhookDelivery)

@@ -70,9 +70,15 @@ class WebhookEndpoint(models.Model):
     # Kept in clear: it signs every delivery. Shown to the customer once, at creation.
     secret = models.CharField(max_length=80, editable=False)
     created_at = models.DateTimeField(_("created"), default=timezone.now)
-    # Set when the account's password changes (it may have been set up by someone else):
-    # nothing is sent until the customer resumes it.
-    paused_at = models.DateTimeField(_("paused"), null=True, blank=True)
+    # Failed or slow attempts in a row; API_WEBHOOK_PAUSE_AFTER_FAILURES of them pause it.
+    failures = models.PositiveIntegerField(_("failures in a row"), default=0, editable=False)
+    # Nothing is sent to a paused endpoint (deliveries wait) until its owner resumes it: set
+    # after repeated failures, or when the account's password changes (someone else may have
+    # set it up).
+    paused_at = models.DateTimeField(_("paused"), null=True, blank=True, editable=False)
+    # One attempt at a time per endpoint: set while an attempt runs, a lease in case its
+    # worker dies, so a slow receiver holds one webhook worker at most.
+    busy_until = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["created_at", "id"]

@@ -2,6 +2,7 @@
 
 from celery import shared_task
 
+from api.webhooks.pausing import webhook_endpoint_paused_notify
 from api.webhooks.selectors import webhook_deliveries_due
 from api.webhooks.services import webhook_delivery_attempt
 
@@ -20,3 +21,9 @@ def webhook_deliveries_due_task() -> int:
     for delivery_id in due:
         webhook_delivery_attempt_task.delay(str(delivery_id))
     return len(due)
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def webhook_endpoint_paused_notify_task(endpoint_id: int) -> bool:
+    # An e-mail: the default queue's work, not the webhook workers'.
+    return webhook_endpoint_paused_notify(endpoint_id=endpoint_id)

@@ -22,9 +22,3 @@ class ApiKeyRateThrottle(SimpleRateThrottle):
         else:
             ident = f"ip-{self.get_ident(request)}"
         return self.cache_format % {"scope": self.scope, "ident": ident}
-
-
-class PaymentClaimRateThrottle(ApiKeyRateThrottle):
-    """ "I've paid" queues a chain check: a tighter rate than the rest of the API."""
-
-    scope = "api_payment_claim"

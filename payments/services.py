@@ -18,6 +18,7 @@ from payments.derivation import deposit_address, xpub_for
 from payments.models import Asset, Chain, Invoice, PaymentClaim, Rate, ScanCursor
 from payments.selectors import rate_current, rate_is_stale
 from rental.celery import enqueue_after_commit
+from rental.ratelimit import rate_limit_exceeded
 
 Actor = OrderEvent.Actor
 TX_HASH = re.compile(r"^0x[0-9a-fA-F]{64}$")
@@ -131,6 +132,22 @@ def tx_hash_clean(value: str) -> str:
             code="tx_hash",
         )
     return value.lower()
+
+
+def payment_claim_rate_limited(*, order: Order) -> int:
+    """Count one "I've paid" press on `order`: 0 while allowed, else the seconds to wait.
+
+    Counted per order and per account, whatever API key or browser sends it: each claim
+    queues a chain check, and neither more keys nor more tabs may multiply them.
+    """
+    limits = (
+        ("payment-claim-order", order.pk, settings.PAYMENTS_CLAIM_ORDER_RATE_LIMIT),
+        ("payment-claim-account", order.user_id, settings.PAYMENTS_CLAIM_RATE_LIMIT),
+    )
+    for scope, key, limit in limits:
+        if rate_limit_exceeded(scope=scope, key=str(key), **limit):
+            return limit["period"]
+    return 0
 
 
 def payment_claim_record(

@@ -1,25 +1,48 @@
-"""Celery entry points of the watcher: thin, and safe to run twice."""
+"""Celery entry points of the watcher: thin, and safe to run twice.
+
+They run on the `chain` queue (CELERY_TASK_ROUTES), which nothing else shares. Nothing there
+expires: instead of dropping late scans, at most one scan per chain waits in the queue.
+"""
 
 from celery import shared_task
 from django.conf import settings
+from django.core.cache import cache
 
 from payments.models import Chain
 from payments.rpc import RpcUnavailable
 
 
+def _scan_queued_key(chain_id: int) -> str:
+    return f"payments:scan-queued:{chain_id}"
+
+
+def scan_queued_ttl() -> int:
+    """How long a "scan queued" marker may outlive a lost message (broker restarted):
+    after that, the next beat queues a scan again."""
+    budget = settings.PAYMENTS_SCAN_TIME_BUDGET_SECONDS
+    return int(budget + 4 * settings.PAYMENTS_SCAN_INTERVAL_SECONDS)
+
+
 @shared_task(acks_late=True, ignore_result=True)
-def chains_scan_task() -> None:
-    """Beat: one scan task per active chain (each takes its chain's lock)."""
+def chains_scan_task() -> int:
+    """Beat: a scan for each active chain that has none waiting already. Returns how many
+    were queued."""
+    queued = 0
     for chain_id in Chain.objects.filter(is_active=True).values_list("pk", flat=True):
-        chain_scan_task.apply_async(
-            (chain_id,), expires=settings.PAYMENTS_SCAN_INTERVAL_SECONDS * 2
-        )
+        # add() is atomic: two beats (or a beat and a slow worker) cannot both queue one.
+        if cache.add(_scan_queued_key(chain_id), 1, timeout=scan_queued_ttl()):
+            chain_scan_task.delay(chain_id)
+            queued += 1
+    return queued
 
 
 @shared_task(acks_late=True, ignore_result=True)
 def chain_scan_task(chain_id: int) -> dict | None:
     from payments.scanner import chain_scan
 
+    # Taken off the queue: the next beat may queue the following scan, which then waits at
+    # most for this one (or skips on the chain's advisory lock if this one still runs).
+    cache.delete(_scan_queued_key(chain_id))
     chain = Chain.objects.filter(pk=chain_id, is_active=True).first()
     if chain is None:
         return None

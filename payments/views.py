@@ -1,6 +1,5 @@
 """The payment section's endpoints. Thin: look the order up, call a service, render."""
 
-from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
@@ -10,8 +9,12 @@ from orders.models import Order
 from orders.selectors import order_for_user_or_404, order_page_context
 from payments.forms import AssetChoiceForm, PaymentClaimForm
 from payments.selectors import payment_context, payment_progress
-from payments.services import PaymentError, invoice_issue, payment_claim_record
-from rental.ratelimit import rate_limit_exceeded
+from payments.services import (
+    PaymentError,
+    invoice_issue,
+    payment_claim_rate_limited,
+    payment_claim_record,
+)
 
 
 def _is_htmx(request) -> bool:
@@ -59,9 +62,7 @@ def payment_issue(request, number: str):
 def payment_claim(request, number: str):
     order = order_for_user_or_404(user=request.user, number=number)
     form = PaymentClaimForm(request.POST)
-    if rate_limit_exceeded(
-        scope="payment-claim", key=str(request.user.pk), **settings.PAYMENTS_CLAIM_RATE_LIMIT
-    ):
+    if payment_claim_rate_limited(order=order):
         form.is_valid()
         form.add_error(None, _("Too many presses in a short time: wait a minute and try again."))
         return _render_section(request, order, status=429, claim_form=form)

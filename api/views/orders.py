@@ -6,6 +6,7 @@ from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
+from rest_framework.exceptions import Throttled
 from rest_framework.response import Response
 
 from api.authentication import request_api_key
@@ -14,12 +15,11 @@ from api.pagination import ApiPagination
 from api.selectors import api_order_for_user, api_orders_for_user, api_payment_assets
 from api.serializers import OrderOutputSerializer
 from api.services import IdempotencyConflict, api_order_place
-from api.throttling import ApiKeyRateThrottle, PaymentClaimRateThrottle
 from api.views.base import ApiView
 from catalog.models import TERMS, Environment, GpuModel
 from orders.models import OrderEvent, OrderStatus
 from orders.services import MAX_ENVIRONMENT_DETAILS, MAX_QUANTITY, order_cancel, quote_build
-from payments.services import payment_claim_record
+from payments.services import payment_claim_rate_limited, payment_claim_record
 
 Actor = OrderEvent.Actor
 
@@ -339,9 +339,6 @@ class OrderCancelApi(ApiView):
 
 
 class OrderPaidApi(ApiView):
-    # "I've paid" queues a chain check: its own, tighter rate on top of the general one.
-    throttle_classes = [ApiKeyRateThrottle, PaymentClaimRateThrottle]
-
     class InputSerializer(serializers.Serializer):
         tx_hash = serializers.RegexField(
             r"^0x[0-9a-fA-F]{64}$",
@@ -361,7 +358,8 @@ class OrderPaidApi(ApiView):
             "Tells the store you sent the payment: the claim goes on the timeline and the "
             "deposit address is checked at once. It never marks the order paid by itself; "
             "poll the order (or use webhooks) to see `confirming` then `paid`. "
-            "Repeated presses within two minutes count once."
+            "Repeated presses within two minutes count once. Presses are limited per order "
+            "and per account, whatever the key: past the limit, 429 with `Retry-After`."
         ),
         request=InputSerializer,
         responses={202: OpenApiResponse(OrderOutputSerializer, description="Check queued.")},
@@ -386,6 +384,9 @@ class OrderPaidApi(ApiView):
         order = order_or_404(request, number)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        wait = payment_claim_rate_limited(order=order)
+        if wait:
+            raise Throttled(wait=wait, detail="Too many payment claims for this order or account.")
         payment_claim_record(
             order=order,
             user=request.user,

@@ -9,6 +9,7 @@ from api.errors import Conflict, FieldError
 from api.models import WebhookDelivery, WebhookEvent
 from api.pagination import ApiPagination
 from api.views.base import ApiView
+from api.webhooks.pausing import webhook_endpoint_resume
 from api.webhooks.selectors import (
     webhook_deliveries_for_endpoint,
     webhook_endpoint_for_user,
@@ -20,7 +21,6 @@ from api.webhooks.services import (
     webhook_delivery_redeliver,
     webhook_endpoint_create,
     webhook_endpoint_delete,
-    webhook_endpoint_resume,
 )
 from api.webhooks.targets import WebhookTargetError
 
@@ -30,7 +30,10 @@ WEBHOOKS_DESCRIPTION = (
     "endpoint subscribed to that type. Verify `X-Rental-Signature: t=<unix time>,v1=<hex>`: "
     'the HMAC-SHA256 of `"<t>.<raw body>"` with the endpoint\'s secret. `X-Rental-Delivery` '
     "identifies the delivery (the same on retries). Answer 2xx within 5 s; otherwise the "
-    "delivery is retried after 10 s, 1 min, 10 min, then hourly for 24 hours."
+    "delivery is retried after 10 s, 1 min, 10 min, then hourly for 24 hours. One delivery "
+    "at a time is sent to an endpoint. An endpoint that fails or takes over 3 s to answer "
+    "5 times in a row is paused (`paused_at`) and you get an e-mail: its events wait until "
+    "you resume it with `POST /webhooks/{id}/resume/`."
 )
 ENDPOINT_EXAMPLE = {
     "id": 7,
@@ -75,8 +78,8 @@ class WebhookEndpointOutputSerializer(serializers.Serializer):
     paused_at = serializers.DateTimeField(
         allow_null=True,
         help_text=(
-            "Set when the account's password changed: nothing is sent until you check the "
-            "endpoint is yours and resume it."
+            "Set after repeated failures, or when the account's password changed: nothing is "
+            "sent until you resume it."
         ),
     )
 
@@ -160,11 +163,8 @@ class WebhookEndpointListApi(ApiView):
             )
         except WebhookTargetError as exc:
             raise FieldError(str(exc), field="url", code="webhook_target_refused") from None
-        except WebhookEndpointLimit:
-            raise Conflict(
-                f"At most {MAX_ENDPOINTS_PER_USER} webhook endpoints per account.",
-                code="too_many_webhooks",
-            ) from None
+        except WebhookEndpointLimit as exc:
+            raise Conflict(exc.message, code="too_many_webhooks") from None
         return Response(self.CreatedSerializer(endpoint).data, status=status.HTTP_201_CREATED)
 
 
@@ -197,8 +197,10 @@ class WebhookEndpointResumeApi(ApiView):
         operation_id="webhooks_resume",
         summary="Resume a paused webhook endpoint",
         description=(
-            "A password change or reset pauses every endpoint of the account, in case someone "
-            "else set it up. Resume the endpoints you recognise; delete the others."
+            "Sends again to a paused endpoint: paused after repeated failures, or by a password "
+            "change or reset (in case someone else set it up: delete the endpoints you do not "
+            "recognise). The deliveries that waited go first, oldest first. Resuming an endpoint "
+            "that is not paused does nothing."
         ),
         request=None,
         responses={200: WebhookEndpointOutputSerializer},

@@ -7,6 +7,7 @@ from api.models import WebhookDelivery, WebhookEndpoint
 
 def webhook_deliveries_due(*, now=None, limit: int = 500) -> list:
     now = now or timezone.now()
+    # A paused endpoint's deliveries wait for its owner to resume it.
     due = WebhookDelivery.objects.filter(
         status=WebhookDelivery.Status.PENDING,
         next_attempt_at__lte=now,

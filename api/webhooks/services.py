@@ -11,12 +11,19 @@ import urllib3
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 from pydantic import BaseModel, ConfigDict
 
 from accounts.models import User
 from api.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from api.selectors import api_order_for_user
 from api.serializers import order_representation
+from api.webhooks.pausing import (
+    endpoint_attempt_record,
+    endpoint_claim,
+    endpoint_next_due_after_commit,
+    endpoint_release,
+)
 from api.webhooks.signing import signature_header, webhook_secret_new
 from api.webhooks.targets import WebhookTargetError, target_addresses_check
 from orders.models import OrderEvent
@@ -31,7 +38,8 @@ RETRY_EVERY = timedelta(hours=1)
 RETRY_WINDOW = timedelta(hours=24)
 # A claimed attempt that never reports back (worker killed) is due again after this.
 ATTEMPT_LEASE = timedelta(seconds=60)
-MAX_ENDPOINTS_PER_USER = 10
+# Per account: each endpoint may hold a webhook worker while it answers.
+MAX_ENDPOINTS_PER_USER = 5
 USER_AGENT = "LocaGPU-Webhooks/1.0"
 
 
@@ -48,7 +56,11 @@ class WebhookBody(BaseModel):
 
 
 class WebhookEndpointLimit(Exception):
-    pass
+    @property
+    def message(self) -> str:
+        return gettext(
+            "An account has at most %(count)d webhook endpoints: remove one before adding another."
+        ) % {"count": MAX_ENDPOINTS_PER_USER}
 
 
 def webhook_event_type(event: OrderEvent) -> str:
@@ -81,13 +93,6 @@ def webhook_endpoints_pause(*, user: User, now: datetime) -> int:
     return WebhookEndpoint.objects.filter(user=user, paused_at__isnull=True).update(paused_at=now)
 
 
-def webhook_endpoint_resume(*, endpoint: WebhookEndpoint) -> WebhookEndpoint:
-    """Send again to a paused endpoint: new events, and pending retries still in their window."""
-    WebhookEndpoint.objects.filter(pk=endpoint.pk).update(paused_at=None)
-    endpoint.paused_at = None
-    return endpoint
-
-
 def webhook_endpoint_delete(*, endpoint: WebhookEndpoint) -> None:
     """Deletes the endpoint and its deliveries: nothing more is sent to it."""
     with transaction.atomic():
@@ -109,9 +114,8 @@ def webhook_deliveries_create(*, event: OrderEvent, now=None) -> list[WebhookDel
     event_type = webhook_event_type(event)
     endpoints = [
         endpoint
-        for endpoint in WebhookEndpoint.objects.filter(
-            user_id=event.order.user_id, paused_at__isnull=True
-        )
+        # A paused endpoint's deliveries are made too: they wait until its owner resumes it.
+        for endpoint in WebhookEndpoint.objects.filter(user_id=event.order.user_id)
         if event_type in endpoint.events
     ]
     if not endpoints:
@@ -186,7 +190,10 @@ def _post_to_address(url: str, address: str, *, body: bytes, headers: dict) -> i
     """POST to `url` through the already checked `address`: no second DNS lookup. TLS still
     verifies the certificate against the URL's host name."""
     parts = urlsplit(url)
-    timeout = urllib3.Timeout(total=settings.API_WEBHOOK_TIMEOUT_SECONDS)
+    timeout = urllib3.Timeout(
+        connect=settings.API_WEBHOOK_CONNECT_TIMEOUT_SECONDS,
+        total=settings.API_WEBHOOK_TIMEOUT_SECONDS,
+    )
     if parts.scheme == "https":
         pool = urllib3.HTTPSConnectionPool(
             address,
@@ -215,9 +222,22 @@ def _post_to_address(url: str, address: str, *, body: bytes, headers: dict) -> i
 
 def webhook_delivery_attempt(*, delivery_id, now=None) -> str:
     """Send a due delivery once and record the outcome; returns delivered, retry, failed or
-    skipped (not due, already done, or claimed by another worker)."""
+    skipped (not due, already done, claimed by another worker, or its endpoint paused or
+    busy with another attempt)."""
     now = now or timezone.now()
-    # The claim is the lock: one attempt at a time, and no row lock held during the HTTP call.
+    endpoint_id = (
+        WebhookDelivery.objects.filter(
+            pk=delivery_id, status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now
+        )
+        .values_list("endpoint_id", flat=True)
+        .first()
+    )
+    if endpoint_id is None or not endpoint_claim(
+        endpoint_id=endpoint_id, now=now, lease=ATTEMPT_LEASE
+    ):
+        return "skipped"
+    # The claims are the locks: one attempt at a time per delivery and per endpoint, and no
+    # row lock held during the HTTP call.
     claimed = WebhookDelivery.objects.filter(
         pk=delivery_id,
         status=WebhookDelivery.Status.PENDING,
@@ -225,9 +245,12 @@ def webhook_delivery_attempt(*, delivery_id, now=None) -> str:
         endpoint__paused_at__isnull=True,
     ).update(next_attempt_at=now + ATTEMPT_LEASE)
     if not claimed:
+        endpoint_release(endpoint_id=endpoint_id)
         return "skipped"
     delivery = WebhookDelivery.objects.select_related("endpoint").get(pk=delivery_id)
+    started = time.monotonic()
     status_code, error = _post(delivery)
+    slow = time.monotonic() - started > settings.API_WEBHOOK_SLOW_SECONDS
     finished = timezone.now()
     attempts = delivery.attempts + 1
     changes = {
@@ -253,12 +276,16 @@ def webhook_delivery_attempt(*, delivery_id, now=None) -> str:
         WebhookDelivery.objects.filter(
             pk=delivery_id, status=WebhookDelivery.Status.PENDING
         ).update(**changes)
-        if outcome == "retry":
+        paused = endpoint_attempt_record(
+            endpoint_id=endpoint_id, failed=bool(error) or slow, now=finished
+        )
+        if outcome == "retry" and not paused:
             # The countdown only saves waiting for the beat sweep; the row is what counts.
             delay = (changes["next_attempt_at"] - timezone.now()).total_seconds()
             _attempt_after_commit(delivery_id, countdown=max(delay, 0))
-    if outcome != "delivered":
-        logger.info("Webhook delivery %s: %s (%s)", delivery_id, outcome, error)
+        endpoint_next_due_after_commit(endpoint_id=endpoint_id, now=finished)
+    if outcome != "delivered" or slow:
+        logger.info("Webhook delivery %s: %s (%s, slow=%s)", delivery_id, outcome, error, slow)
     return outcome
 
 

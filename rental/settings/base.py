@@ -223,8 +223,10 @@ PAYMENTS_RPC_RETRIES = 3
 PAYMENTS_RPC_BACKOFF_SECONDS = 0.5
 # Two "I've paid" presses closer than this make one claim.
 PAYMENTS_CLAIM_DEDUPE_WINDOW = timedelta(minutes=2)
-# "I've paid" in the browser, per customer (the API has its own throttle).
+# "I've paid" per account (browser and every API key together), and per order: each claim
+# queues a chain check, so no number of keys or tabs may multiply them.
 PAYMENTS_CLAIM_RATE_LIMIT = {"limit": 10, "period": 60}
+PAYMENTS_CLAIM_ORDER_RATE_LIMIT = {"limit": 3, "period": 60}
 
 # --- Celery --------------------------------------------------------------------
 # Without CELERY_BROKER_URL the broker is kombu's filesystem transport under var/,
@@ -251,6 +253,19 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = 5 * 60
 CELERY_TASK_SOFT_TIME_LIMIT = 60
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Separate queues for separate promises, each consumed by its own worker (Procfile,
+# docker-compose.yml): crediting payments never waits behind a customer's slow webhook
+# receiver or an SMTP server.
+CELERY_TASK_DEFAULT_QUEUE = "default"
+CELERY_TASK_ROUTES = {
+    # Scans, confirmations and "I've paid" checks.
+    "payments.tasks.chains_scan_task": {"queue": "chain"},
+    "payments.tasks.chain_scan_task": {"queue": "chain"},
+    "payments.tasks.invoice_check_task": {"queue": "chain"},
+    # Outbound HTTP to customers' servers.
+    "api.tasks.webhook_delivery_attempt_task": {"queue": "webhooks"},
+    # Everything else (order events, e-mails, sweeps, rates) goes to the default queue.
+}
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "orders-expire-unpaid": {"task": "orders.tasks.orders_expire_task", "schedule": 30.0},
@@ -262,11 +277,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
         "schedule": 60.0,
         "options": {"expires": 60.0},
     },
-    # Fans out one scan per active chain; a late copy is useless, so it expires.
+    # Fans out one scan per active chain. Nothing on the chain queue expires: a per-chain
+    # "scan queued" marker keeps at most one scan waiting (payments/tasks.py).
     "payments-scan-chains": {
         "task": "payments.tasks.chains_scan_task",
         "schedule": PAYMENTS_SCAN_INTERVAL_SECONDS,
-        "options": {"expires": PAYMENTS_SCAN_INTERVAL_SECONDS * 2},
     },
     # Ether sent by contracts (internal transactions) that no scanned transaction shows.
     "payments-native-balances": {
@@ -306,11 +321,9 @@ REST_FRAMEWORK = {
         "api.permissions.HasVerifiedEmail",
     ],
     "DEFAULT_THROTTLE_CLASSES": ["api.throttling.ApiKeyRateThrottle"],
-    # Per API key (or per user for a browser session); "I've paid" has its own, tighter rate.
-    "DEFAULT_THROTTLE_RATES": {
-        "api": env("API_THROTTLE_RATE", default="600/min"),
-        "api_payment_claim": env("API_PAYMENT_CLAIM_THROTTLE_RATE", default="10/min"),
-    },
+    # Per API key (or per user for a browser session); "I've paid" is also limited per
+    # account and per order (PAYMENTS_CLAIM_*_RATE_LIMIT), whatever the key.
+    "DEFAULT_THROTTLE_RATES": {"api": env("API_THROTTLE_RATE", default="600/min")},
     "DEFAULT_PARSER_CLASSES": ["api.parsers.BoundedJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PAGINATION_CLASS": "api.pagination.ApiPagination",
@@ -346,6 +359,13 @@ API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=64 * 1024)
 # Webhook targets must be https and public; development and tests may allow http + loopback.
 API_WEBHOOK_ALLOW_LOCAL_TARGETS = env.bool("API_WEBHOOK_ALLOW_LOCAL_TARGETS", default=False)
 API_WEBHOOK_TIMEOUT_SECONDS = 5
+# A receiver that does not even accept the connection quickly is not waited for.
+API_WEBHOOK_CONNECT_TIMEOUT_SECONDS = 2
+# An answer slower than this counts as a failure towards pausing the endpoint.
+API_WEBHOOK_SLOW_SECONDS = 3.0
+# After this many failed or slow attempts in a row the endpoint is paused and its owner
+# told by e-mail; they resume it through the API.
+API_WEBHOOK_PAUSE_AFTER_FAILURES = 5
 
 # --- Security --------------------------------------------------------------------
 SESSION_COOKIE_HTTPONLY = True

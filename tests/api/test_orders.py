@@ -163,10 +163,7 @@ def test_a_malformed_tx_hash_is_a_400(api, order_body):
 
 def test_ive_paid_has_a_tighter_rate_with_retry_after(api, order_body, settings):
     number = api.post("/api/v1/orders/", order_body, format="json").json()["number"]
-    settings.REST_FRAMEWORK = {
-        **settings.REST_FRAMEWORK,
-        "DEFAULT_THROTTLE_RATES": {"api": "100/min", "api_payment_claim": "2/min"},
-    }
+    settings.PAYMENTS_CLAIM_ORDER_RATE_LIMIT = {"limit": 2, "period": 60}
     statuses = [api.post(f"/api/v1/orders/{number}/paid/").status_code for _ in range(3)]
     assert statuses == [202, 202, 429]
     response = api.post(f"/api/v1/orders/{number}/paid/")
@@ -178,7 +175,7 @@ def test_ive_paid_has_a_tighter_rate_with_retry_after(api, order_body, settings)
 def test_the_general_rate_is_per_key(api, outsider_api, gpu, settings):
     settings.REST_FRAMEWORK = {
         **settings.REST_FRAMEWORK,
-        "DEFAULT_THROTTLE_RATES": {"api": "3/min", "api_payment_claim": "2/min"},
+        "DEFAULT_THROTTLE_RATES": {"api": "3/min"},
     }
     assert [api.get("/api/v1/gpus/").status_code for _ in range(4)] == [200, 200, 200, 429]
     assert outsider_api.get("/api/v1/gpus/").status_code == 200

@@ -131,7 +131,11 @@ def test_an_attempt_lost_with_its_worker_is_sent_after_the_lease(endpoint, recei
     assert len(receiver.wait_for(2)) == 2
 
 
-def test_the_back_off_is_10s_1min_10min_then_hourly_for_24_hours(endpoint, receiver, place):
+def test_the_back_off_is_10s_1min_10min_then_hourly_for_24_hours(
+    endpoint, receiver, place, settings
+):
+    # Not paused after a few failures, to see the whole schedule (see test_webhook_pausing).
+    settings.API_WEBHOOK_PAUSE_AFTER_FAILURES = 1000
     receiver.statuses = [500] * 100
     place()
     delivery = WebhookDelivery.objects.get()

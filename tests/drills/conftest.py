@@ -40,12 +40,13 @@ def worker_factory(transactional_db, broker, tmp_path):
     the database is flushed."""
     workers: list[CeleryWorker] = []
 
-    def make(**env) -> CeleryWorker:
+    def make(**options) -> CeleryWorker:
+        """Options: `queues`, `concurrency`, and environment variables for the worker."""
         worker = CeleryWorker(
             broker_url=broker.url,
             database_url=database_url(connection.settings_dict),
             workdir=tmp_path / f"worker{len(workers)}",
-            **env,
+            **options,
         )
         workers.append(worker)
         return worker

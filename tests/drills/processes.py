@@ -113,10 +113,24 @@ def database_url(settings_dict: dict) -> str:
     return f"postgres://{credentials}{host}:{port}/{settings_dict['NAME']}"
 
 
+# The queues of CELERY_TASK_ROUTES; a drill worker consumes all of them unless told otherwise.
+ALL_QUEUES = ("chain", "default", "webhooks")
+
+
 class CeleryWorker:
     """`celery -A rental worker` as a subprocess, on the test database and a given broker."""
 
-    def __init__(self, *, broker_url: str, database_url: str, workdir: Path, **env):
+    def __init__(
+        self,
+        *,
+        broker_url: str,
+        database_url: str,
+        workdir: Path,
+        queues: tuple[str, ...] = ALL_QUEUES,
+        concurrency: int = 1,
+        **env,
+    ):
+        self.queues, self.concurrency = queues, concurrency
         self.broker_url = broker_url
         self.database_url = database_url
         self.workdir = workdir
@@ -150,8 +164,10 @@ class CeleryWorker:
                     "worker",
                     "--pool",
                     "prefork",
+                    "--queues",
+                    ",".join(self.queues),
                     "--concurrency",
-                    "1",
+                    str(self.concurrency),
                     "--loglevel",
                     "INFO",
                     "--without-gossip",
@@ -182,7 +198,8 @@ class CeleryWorker:
         return [int(pid) for pid in path.read_text().split()]
 
     def kill_pool_process(self) -> int:
-        """SIGKILL the child running the task; the main process stays up and notices."""
+        """SIGKILL the child running the task (concurrency 1); the main process stays up and
+        notices."""
         [child] = self.pool_processes()
         os.kill(child, signal.SIGKILL)
         return child

@@ -54,7 +54,7 @@ def test_orders_placed_across_a_broker_crash_are_all_kept_and_all_notified_once(
     client.force_login(customer)
 
     queued_then_lost = [_order_through_the_page(client, gpu) for _ in range(2)]
-    assert broker.client().llen("celery") == 2
+    assert broker.client().llen("default") == 2
 
     broker.crash()
     while_down = [_order_through_the_page(client, gpu) for _ in range(2)]
@@ -63,7 +63,7 @@ def test_orders_placed_across_a_broker_crash_are_all_kept_and_all_notified_once(
 
     broker.start()  # empty: the two tasks queued before the crash are gone
     after_restart = [_order_through_the_page(client, gpu) for _ in range(2)]
-    assert broker.client().llen("celery") == 2
+    assert broker.client().llen("default") == 2
 
     orders = queued_then_lost + while_down + after_restart
     assert Order.objects.filter(pk__in=[o.pk for o in orders]).count() == 6

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from accounts.models import ApiKey, User
-from accounts.services import api_key_create
+from accounts.services import ApiKeyLimit, api_key_create
 
 
 class Command(BaseCommand):
@@ -19,7 +19,10 @@ class Command(BaseCommand):
         if user is None:
             raise CommandError(f"No account with the e-mail address {email!r}.")
         scope = ApiKey.Scope.READ_ONLY if read_only else ApiKey.Scope.FULL
-        api_key, raw_key = api_key_create(user=user, name=name, scope=scope)
+        try:
+            api_key, raw_key = api_key_create(user=user, name=name, scope=scope)
+        except ApiKeyLimit as exc:
+            raise CommandError(exc.message) from None
         self.stdout.write(
             f"Created {api_key.get_scope_display()} key {api_key.prefix}… for {user.email}. "
             "Store it now: it is not shown again."
