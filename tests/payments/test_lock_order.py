@@ -11,13 +11,14 @@ import threading
 from decimal import Decimal
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from orders.models import Order, OrderEvent, OrderStatus
+from orders.services import OrderError, order_cancel
 from payments.models import Invoice, PaymentClaim, Transfer
 from payments.services import PaymentError, invoice_mark_paid, payment_claim_record
-from payments.settlement import invoice_settle
+from payments.settlement import ObservedTransfer, invoice_settle, transfers_record
 from tests.payments.helpers import order_with_invoice
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -38,9 +39,13 @@ def _waits_for_a_lock(pid: int) -> bool:
     return row is not None and row[0] == "Lock"
 
 
-def race(**works) -> dict[str, object]:
-    """Run the two `works` at once, overlapping as described above; their results or errors."""
+def race(*, pause_after: dict[str, str] | None = None, **works) -> dict[str, object]:
+    """Run the two `works` at once, overlapping as described above; their results or errors.
+
+    `pause_after` names, for a work, the SQL after which it pauses instead of its first lock.
+    """
     (first, second) = works
+    markers = {name: "FOR UPDATE" for name in works} | (pause_after or {})
     other = {first: second, second: first}
     start = threading.Barrier(2)
     locked = {name: threading.Event() for name in works}
@@ -50,7 +55,7 @@ def race(**works) -> dict[str, object]:
     def run(name):
         def after_first_lock(execute, sql, params, many, context):
             result = execute(sql, params, many, context)
-            if "FOR UPDATE" in sql and not locked[name].is_set():
+            if markers[name] in sql and not locked[name].is_set():
                 locked[name].set()
                 for _poll in range(PATIENCE):
                     if locked[other[name]].wait(0.01) or _waits_for_a_lock(pids[other[name]]):
@@ -136,3 +141,43 @@ def test_a_claim_during_a_settlement_never_deadlocks(usdc):
     assert _status_events(order, OrderStatus.CONFIRMING) == 1
     assert PaymentClaim.objects.filter(order=order).count() == 1
     assert order.events.filter(kind=OrderEvent.Kind.PAYMENT_CLAIMED).count() == 1
+
+
+def _record_and_settle(invoice: Invoice, amount: int) -> None:
+    """What the watcher does on finding a transfer to the invoice's address."""
+    observed = ObservedTransfer(
+        tx_hash="0x" + "ef" * 32,
+        log_index=0,
+        block_number=1,
+        block_hash="0x" + "cd" * 32,
+        block_time=timezone.now(),
+        from_address="0x" + "11" * 20,
+        to_address=invoice.deposit_address,
+        asset=invoice.asset,
+        amount=amount,
+    )
+    with transaction.atomic():
+        for invoice_id in transfers_record(chain=invoice.asset.chain, observed=[observed]):
+            invoice_settle(invoice_id=invoice_id)
+
+
+def test_an_order_is_never_cancelled_after_a_payment_reached_it(usdc):
+    invoice = order_with_invoice(usdc)
+    order = invoice.order
+
+    outcome = race(
+        # The customer's cancel pauses right after it looked for money received.
+        pause_after={"cancel": 'FROM "payments_transfer"'},
+        cancel=lambda: order_cancel(order=order, actor=OrderEvent.Actor.CUSTOMER),
+        watcher=lambda: _record_and_settle(invoice, int(invoice.amount_due) // 2),
+    )
+
+    assert outcome["watcher"] is None, outcome
+    order.refresh_from_db()
+    seen = order.events.get(kind=OrderEvent.Kind.TRANSFER_SEEN)
+    if order.status == OrderStatus.CANCELLED:
+        cancelled = order.events.get(kind=OrderEvent.Kind.STATUS, new_status=OrderStatus.CANCELLED)
+        assert cancelled.pk < seen.pk, "cancelled after the money was seen"
+    else:
+        assert isinstance(outcome["cancel"], OrderError), outcome
+        assert order.status == OrderStatus.AWAITING_PAYMENT and Invoice.objects.get().underpaid
