@@ -6,6 +6,7 @@ from rest_framework import serializers
 from api.selectors import order_payment
 from orders.models import Order, OrderEvent, OrderStatus
 from payments.models import Invoice, Transfer
+from payments.selectors import PaymentProgress, TransferProgress, in_asset_units
 
 
 @extend_schema_field({"type": "string", "pattern": "^[0-9]+$", "example": "547826087"})
@@ -18,16 +19,19 @@ class BaseUnitsField(serializers.Field):
 
 
 class TransferOutputSerializer(serializers.Serializer):
-    tx_hash = serializers.CharField()
-    log_index = serializers.IntegerField(allow_null=True, help_text="Null for a native transfer.")
-    amount = BaseUnitsField()
-    status = serializers.ChoiceField(choices=Transfer.Status.choices)
-    block_number = serializers.IntegerField()
-    confirmations = serializers.IntegerField()
+    tx_hash = serializers.CharField(source="transfer.tx_hash")
+    log_index = serializers.SerializerMethodField(help_text="Null for a native transfer.")
+    amount = BaseUnitsField(source="transfer.amount")
+    status = serializers.ChoiceField(source="transfer.status", choices=Transfer.Status.choices)
+    block_number = serializers.IntegerField(source="transfer.block_number")
+    confirmations = serializers.IntegerField(help_text="Capped at `confirmations_required`.")
     explorer_url = serializers.CharField(help_text="Empty when the chain has no explorer.")
 
     class Meta:
         ref_name = "Transfer"
+
+    def get_log_index(self, row: TransferProgress) -> int | None:
+        return None if row.transfer.is_native else row.transfer.log_index
 
 
 class PaymentOutputSerializer(serializers.Serializer):
@@ -36,23 +40,27 @@ class PaymentOutputSerializer(serializers.Serializer):
     network = serializers.CharField(source="chain.name")
     token_address = serializers.SerializerMethodField(help_text="Null for the native coin.")
     address = serializers.CharField(source="invoice.deposit_address", help_text="Pay here.")
-    amount = BaseUnitsField(source="invoice.amount_due", help_text="Amount due, base units.")
-    amount_display = serializers.CharField(help_text="Amount due in whole units, e.g. 547.83.")
+    amount = BaseUnitsField(source="due", help_text="Amount due, base units.")
+    amount_display = serializers.SerializerMethodField(
+        help_text="Amount due in whole units, e.g. 547.83."
+    )
     decimals = serializers.IntegerField(source="asset.decimals")
-    uri = serializers.CharField(help_text="EIP-681 payment request for wallets.")
+    uri = serializers.CharField(help_text="EIP-681 payment request for wallets (what is left).")
     status = serializers.ChoiceField(source="invoice.status", choices=Invoice.Status.choices)
     expires_at = serializers.DateTimeField(source="invoice.expires_at")
     monitor_until = serializers.DateTimeField(
         source="invoice.monitor_until", help_text="Late transfers are still seen until then."
     )
-    received = BaseUnitsField(
-        source="invoice.amount_received", help_text="Confirmed amount received, base units."
+    received = BaseUnitsField(help_text="Confirmed amount received, base units.")
+    pending = BaseUnitsField(help_text="Seen but not yet confirmed, base units.")
+    left = BaseUnitsField(help_text="Still to send, base units.")
+    confirmations = serializers.IntegerField(
+        help_text="Of the least-confirmed transfer, capped at `confirmations_required`."
     )
-    pending = BaseUnitsField(
-        source="invoice.amount_pending", help_text="Seen but not yet confirmed, base units."
+    confirmations_required = serializers.IntegerField(source="required")
+    head_block = serializers.IntegerField(
+        allow_null=True, help_text="The chain head the watcher last saw."
     )
-    confirmations = serializers.IntegerField(help_text="Of the least-confirmed transfer.")
-    confirmations_required = serializers.IntegerField(source="chain.confirmations")
     flags = serializers.ListField(
         source="invoice.flags",
         child=serializers.ChoiceField(choices=[(flag, flag) for flag in Invoice.FLAGS]),
@@ -63,8 +71,11 @@ class PaymentOutputSerializer(serializers.Serializer):
     class Meta:
         ref_name = "Payment"
 
-    def get_token_address(self, payment) -> str | None:
+    def get_token_address(self, payment: PaymentProgress) -> str | None:
         return None if payment.asset.is_native else payment.asset.contract_address
+
+    def get_amount_display(self, payment: PaymentProgress) -> str:
+        return in_asset_units(payment.due, asset=payment.asset)
 
 
 class OrderEventOutputSerializer(serializers.Serializer):

@@ -207,19 +207,24 @@ def order_cancel(
 ) -> bool:
     """Cancel an order on which nothing was received; its units are free at once.
 
-    A transfer that lands after this check finds the order cancelled: the watcher records it
-    against the closed invoice and flags it for staff, it never credits it elsewhere.
+    The order's row lock (the first lock of the one lock order) is held from the check to the
+    move: the watcher records transfers under it too, so a transfer is either seen here or
+    lands on the cancelled order, where it is recorded against the closed invoice and flagged
+    for staff, never credited elsewhere.
     """
-    if order.status not in (OrderStatus.AWAITING_PAYMENT, OrderStatus.EXPIRED):
-        raise OrderError(_("Only an unpaid order can be cancelled."), code="not_cancellable")
-    if order_has_received_funds(order=order):
-        raise OrderError(
-            _("A payment has reached this order: it can no longer be cancelled. Contact us."),
-            code="not_cancellable",
+    with transaction.atomic():
+        locked = Order.objects.select_for_update().get(pk=order.pk)
+        if locked.status not in (OrderStatus.AWAITING_PAYMENT, OrderStatus.EXPIRED):
+            raise OrderError(_("Only an unpaid order can be cancelled."), code="not_cancellable")
+        if order_has_received_funds(order=locked):
+            raise OrderError(
+                _("A payment has reached this order: it can no longer be cancelled. Contact us."),
+                code="not_cancellable",
+            )
+        order.status = locked.status
+        return order_transition(
+            order=order, to=OrderStatus.CANCELLED, actor=actor, actor_user=actor_user, reason=reason
         )
-    return order_transition(
-        order=order, to=OrderStatus.CANCELLED, actor=actor, actor_user=actor_user, reason=reason
-    )
 
 
 def orders_expire(*, now=None) -> int:

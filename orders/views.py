@@ -16,7 +16,7 @@ from orders import selectors
 from orders.forms import ConfigureForm
 from orders.models import OrderEvent
 from orders.services import OrderError, order_cancel, order_create, quote_build
-from payments.selectors import payment_context
+from payments.views import payment_section_context
 
 # OrderError names service fields; the form calls the term `term` (it is also the query key).
 FORM_FIELD = {
@@ -136,7 +136,7 @@ def order_detail(request, number):
     order = selectors.order_for_user_or_404(user=request.user, number=number)
     context = {
         **selectors.order_page_context(order=order),
-        "payment": payment_context(order=order),
+        "payment": payment_section_context(order=order),
     }
     return render(request, "orders/order_detail.html", context)
 

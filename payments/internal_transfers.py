@@ -26,8 +26,9 @@ from django.db.models import Q, Sum
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
-from orders.models import Order, OrderEvent
+from orders.models import OrderEvent
 from orders.transitions import order_event_record
+from payments.locks import order_and_invoices_locked
 from payments.models import NATIVE_LOG_INDEX, Asset, Chain, Invoice, ScanCursor, Transfer
 from payments.rpc import Block, CallFrame, RpcClient, RpcError, RpcUnavailable
 from payments.settlement import ObservedTransfer, invoice_settle, transfers_record
@@ -277,9 +278,8 @@ def _explained_mark(*, chain: Chain, invoices: list[Invoice], at: int) -> None:
 
 def _unexplained_flag(*, invoice: Invoice, asset: Asset, amount: int, block: int) -> None:
     """Flag `review` with the amount; one timeline event per amount, not one per check."""
-    with transaction.atomic():
-        # The order first, as everywhere; it also makes concurrent checks add one event.
-        order = Order.objects.select_for_update().get(pk=invoice.order_id)
+    # Also makes concurrent checks add one event.
+    with order_and_invoices_locked(invoice.order_id) as (order, _invoices):
         Invoice.objects.filter(pk=invoice.pk, review=False).update(review=True)
         reported = OrderEvent.objects.filter(
             order=order,

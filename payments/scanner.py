@@ -22,6 +22,7 @@ from django.utils.translation import gettext_noop
 from orders.models import OrderEvent
 from orders.transitions import order_event_record
 from payments.internal_transfers import transaction_internal_transfers
+from payments.locks import orders_and_invoices_locked
 from payments.models import NATIVE_LOG_INDEX, Asset, Chain, ScanCursor, ScannedBlock, Transfer
 from payments.rpc import (
     Block,
@@ -344,14 +345,17 @@ def _reorg_check(*, chain: Chain, cursor: ScanCursor, client: RpcClient, report:
             raise CursorMoved
         ScannedBlock.objects.filter(chain=chain, number__gt=number).delete()
         touched = set()
-        for transfer in suspects:
-            # A block the node does not return (None) is unknown, not replaced: the rescan
-            # from the ancestor finds the transfer again if it is still there.
-            replaced = canonical[transfer.block_number] not in (None, transfer.block_hash)
-            if replaced and transfer_orphan(transfer=transfer):
-                touched.add(transfer.invoice_id)
-        for invoice_id in sorted(i for i in touched if i):
-            invoice_settle(invoice_id=invoice_id)
+        # After the cursor, as a scan range takes them: the orders, then their invoices.
+        order_ids = {t.invoice.order_id for t in suspects if t.invoice_id}
+        with orders_and_invoices_locked(order_ids):
+            for transfer in suspects:
+                # A block the node does not return (None) is unknown, not replaced: the rescan
+                # from the ancestor finds the transfer again if it is still there.
+                replaced = canonical[transfer.block_number] not in (None, transfer.block_hash)
+                if replaced and transfer_orphan(transfer=transfer):
+                    touched.add(transfer.invoice_id)
+            for invoice_id in sorted(i for i in touched if i):
+                invoice_settle(invoice_id=invoice_id)
     logger.warning("chain %s: reorg, cursor back to %s", chain.chain_id, number)
     cursor.block_number, cursor.block_hash = number, block_hash
     report.reorg_to = number
@@ -373,7 +377,9 @@ def _confirmations_update(*, chain: Chain, client: RpcClient, head: int, report:
     for transfer in pending:
         by_invoice[transfer.invoice_id].append(transfer)
     for invoice_id, transfers in by_invoice.items():
-        with transaction.atomic():
+        # The order and its invoices before the transfers' events and the settlement.
+        order_ids = [transfers[0].invoice.order_id] if invoice_id else []
+        with orders_and_invoices_locked(order_ids):
             for transfer in transfers:
                 block_hash = canonical[transfer.block_number]
                 if block_hash is None:

@@ -1,17 +1,19 @@
-"""Reads on payments: rates, offered assets, and what the order page shows."""
+"""Reads on payments: rates, offered assets, payment progress. Data only: pages build their
+HTML, forms and QR codes in payments.views and its template tags."""
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from decimal import Decimal
 
-import segno
 from django.conf import settings
-from django.db.models import QuerySet
+from django.core.exceptions import ObjectDoesNotExist
+from django.db.models import Prefetch, QuerySet
 from django.utils import timezone
-from django.utils.safestring import mark_safe
 from django.utils.translation import gettext
 from eth_utils import to_checksum_address
 
-from orders.models import Order, OrderStatus
-from payments.models import Asset, Invoice, Rate, ScanCursor, Transfer
+from orders.models import Order
+from payments.models import Asset, Chain, Invoice, Rate, Transfer
 
 
 def rate_current(*, asset: Asset, currency: str) -> Rate | None:
@@ -28,16 +30,6 @@ def assets_offered() -> QuerySet[Asset]:
         .select_related("chain")
         .order_by("chain__name", "kind", "symbol")
     )
-
-
-FINAL_STATUSES = {
-    OrderStatus.PAID,
-    OrderStatus.PROVISIONING,
-    OrderStatus.ACTIVE,
-    OrderStatus.COMPLETED,
-    OrderStatus.CANCELLED,
-    OrderStatus.REFUNDED,
-}
 
 
 def in_asset_units(amount: Decimal | int, *, asset: Asset) -> str:
@@ -58,33 +50,6 @@ def eip681_uri(*, invoice: Invoice) -> str:
     return f"ethereum:{token}@{chain_id}/transfer?address={address}&uint256={amount}"
 
 
-def qr_svg(data: str) -> str:
-    return segno.make(data, error="m").svg_inline(scale=4, border=2, dark="#111", light="#fff")
-
-
-def _transfer_rows(*, invoice: Invoice, head: int | None) -> list[dict]:
-    needed = max(invoice.asset.chain.confirmations, 1)
-    rows = []
-    for transfer in invoice.transfers.select_related("asset").order_by("block_number", "log_index"):
-        if transfer.status == Transfer.Status.CONFIRMED:
-            confirmations = needed
-        elif transfer.status == Transfer.Status.SEEN and head is not None:
-            confirmations = min(max(head - transfer.block_number + 1, 0), needed)
-        else:
-            confirmations = 0
-        rows.append(
-            {
-                "transfer": transfer,
-                "amount": in_asset_units(transfer.amount, asset=transfer.asset),
-                "confirmations": confirmations,
-                "needed": needed,
-                "percent": int(confirmations * 100 / needed),
-                "explorer": invoice.asset.chain.explorer_link(transfer.tx_hash),
-            }
-        )
-    return rows
-
-
 def order_has_received_funds(*, order: Order) -> bool:
     """Whether any transfer still on chain reached one of the order's deposit addresses."""
     return (
@@ -94,88 +59,125 @@ def order_has_received_funds(*, order: Order) -> bool:
     )
 
 
-def invoice_current(*, order: Order) -> Invoice | None:
-    """The open invoice, else the last one that was not replaced."""
-    invoices = order.invoices.select_related("asset__chain").order_by("-created_at")
-    return invoices.filter(status=Invoice.Status.OPEN).first() or (
-        invoices.exclude(status=Invoice.Status.CLOSED).first()
+# --- Payment progress: one reader for the order page, its poll, the API and webhooks --------
+
+
+@dataclass(frozen=True)
+class TransferProgress:
+    transfer: Transfer
+    confirmations: int  # capped at the number the chain requires
+    explorer_url: str  # empty when the chain has no explorer
+
+    @property
+    def counted(self) -> bool:
+        """Whether it counts toward the invoice (flagged and orphaned transfers do not)."""
+        return (
+            self.transfer.disposition == Transfer.Disposition.CREDIT
+            and self.transfer.status != Transfer.Status.ORPHANED
+        )
+
+
+@dataclass(frozen=True)
+class PaymentProgress:
+    """Where the payment of an order stands, from what the watcher recorded (no RPC)."""
+
+    invoice: Invoice
+    head_block: int | None  # the chain head the watcher last saw
+    required: int  # confirmations the chain requires
+    transfers: list[TransferProgress]
+
+    @property
+    def asset(self) -> Asset:
+        return self.invoice.asset
+
+    @property
+    def chain(self) -> Chain:
+        return self.invoice.asset.chain
+
+    @property
+    def due(self) -> Decimal:
+        return self.invoice.amount_due
+
+    @property
+    def received(self) -> Decimal:
+        """Confirmed."""
+        return self.invoice.amount_received
+
+    @property
+    def pending(self) -> Decimal:
+        """Seen, not confirmed yet."""
+        return self.invoice.amount_pending
+
+    @property
+    def left(self) -> Decimal:
+        return self.invoice.amount_left
+
+    @property
+    def confirmations(self) -> int:
+        """Of the least-confirmed counted transfer: it decides when the payment is confirmed."""
+        return min((t.confirmations for t in self.transfers if t.counted), default=0)
+
+    @property
+    def uri(self) -> str:
+        return eip681_uri(invoice=self.invoice)
+
+
+def invoices_with_progress() -> QuerySet[Invoice]:
+    """Invoices with what payment_progress reads; prefetch them as an order's `invoices` to
+    read the progress of many orders in a fixed number of queries."""
+    transfers = Transfer.objects.select_related("asset").order_by("block_number", "log_index")
+    return Invoice.objects.select_related("asset__chain__cursor").prefetch_related(
+        Prefetch("transfers", queryset=transfers)
     )
 
 
-def payment_progress(*, order: Order, now=None) -> dict:
-    """What the polled part of the payment section shows: transfers and their confirmations.
+def _head_block(chain: Chain) -> int | None:
+    try:
+        cursor = chain.cursor
+    except ObjectDoesNotExist:
+        return None
+    # Before the first head is recorded, the scanned block is the deepest the chain is known.
+    return cursor.head_block or cursor.block_number
 
-    No RPC (confirmations come from the head the watcher last saw) and nothing the
-    instructions alone need: this runs every few seconds per open order page.
-    """
-    now = now or timezone.now()
-    invoice = invoice_current(order=order)
-    payable = order.status == OrderStatus.AWAITING_PAYMENT and order.payment_deadline > now
-    context: dict = {
-        "order": order,
-        "invoice": invoice,
-        "payable": payable,
-        "transfers": [],
-        "polling": order.status not in FINAL_STATUSES
-        and not (invoice is None and not payable)
-        and (invoice is None or now < invoice.monitor_until),
-    }
+
+def _confirmations(transfer: Transfer, *, head: int | None, required: int) -> int:
+    if transfer.status == Transfer.Status.CONFIRMED:
+        return required
+    if transfer.status == Transfer.Status.ORPHANED or head is None:
+        return 0
+    return min(max(head - transfer.block_number + 1, 0), required)
+
+
+def payment_progress(
+    *, order: Order, invoices: Iterable[Invoice] | None = None
+) -> PaymentProgress | None:
+    """The progress of the order's current invoice: the open one, else the latest that was not
+    replaced; None without one. `invoices`: the order's, from invoices_with_progress()
+    (prefetched), else they are read here."""
+    if invoices is None:
+        invoices = invoices_with_progress().filter(order=order)
+    latest_first = sorted(invoices, key=lambda invoice: invoice.created_at, reverse=True)
+    invoice = next(
+        (i for i in latest_first if i.status == Invoice.Status.OPEN),
+        next((i for i in latest_first if i.status != Invoice.Status.CLOSED), None),
+    )
     if invoice is None:
-        return context
-    asset = invoice.asset
-    cursor = ScanCursor.objects.filter(chain=asset.chain).first()
-    context.update(
-        {
-            "asset": asset,
-            "chain": asset.chain,
-            "transfers": _transfer_rows(invoice=invoice, head=cursor and cursor.head_block),
-            "amount_left": in_asset_units(invoice.amount_left, asset=asset),
-            "waiting_for_money": invoice.status == Invoice.Status.OPEN and payable,
-        }
+        return None
+    chain = invoice.asset.chain
+    head, required = _head_block(chain), max(chain.confirmations, 1)
+    return PaymentProgress(
+        invoice=invoice,
+        head_block=head,
+        required=required,
+        transfers=[
+            TransferProgress(
+                transfer=transfer,
+                confirmations=_confirmations(transfer, head=head, required=required),
+                explorer_url=chain.explorer_link(transfer.tx_hash),
+            )
+            for transfer in invoice.transfers.all()
+        ],
     )
-    return context
-
-
-def payment_context(*, order: Order, now=None) -> dict:
-    """Everything the payment section of the order page shows: the progress above, plus the
-    instructions (address, amount, QR code) and the forms."""
-    from payments.forms import AssetChoiceForm, PaymentClaimForm
-
-    now = now or timezone.now()
-    context = payment_progress(order=order, now=now)
-    invoice, payable = context["invoice"], context["payable"]
-    context.update(
-        {
-            "can_issue": payable and not context["transfers"],
-            "issue_form": AssetChoiceForm() if payable else None,
-            "claim_form": PaymentClaimForm(),
-            "deadline": order.payment_deadline,
-            "seconds_left": max(int((order.payment_deadline - now).total_seconds()), 0),
-        }
-    )
-    if invoice is None:
-        return context
-    asset = invoice.asset
-    uri = eip681_uri(invoice=invoice)
-    context.update(
-        {
-            "deposit_address": to_checksum_address(invoice.deposit_address),
-            "token_contract": ""
-            if asset.is_native
-            else to_checksum_address(asset.contract_address),
-            "amount_due": in_asset_units(invoice.amount_due, asset=asset),
-            "amount_received": in_asset_units(invoice.amount_received, asset=asset),
-            "partly_paid": 0 < invoice.amount_left < invoice.amount_due,
-            "payment_uri": uri,
-            "qr_svg": mark_safe(qr_svg(uri)),  # segno's own SVG markup, no user input
-            "confirmations_needed": asset.chain.confirmations,
-            # Past the deadline, before or after the order expired: a payment may still come.
-            "late_claims_possible": order.status
-            in (OrderStatus.AWAITING_PAYMENT, OrderStatus.EXPIRED)
-            and now < invoice.monitor_until,
-        }
-    )
-    return context
 
 
 def order_payment_watch_passed(order: Order, now) -> bool:

@@ -15,6 +15,7 @@ from orders.models import Order, OrderEvent, OrderStatus
 from orders.stock import UnitsGone, order_paying_transition
 from orders.transitions import order_event_record
 from payments.derivation import deposit_address, xpub_for
+from payments.locks import order_and_invoices_locked
 from payments.models import Asset, Chain, Invoice, PaymentClaim, Rate, ScanCursor
 from payments.selectors import rate_current, rate_is_stale
 from rental.celery import enqueue_after_commit
@@ -51,6 +52,10 @@ def _check_payable(*, order: Order, now) -> None:
         raise PaymentError(_("This order is no longer awaiting payment."), code="not_payable")
 
 
+def _invoice_open(invoices: list[Invoice]) -> Invoice | None:
+    return next((each for each in invoices if each.status == Invoice.Status.OPEN), None)
+
+
 def invoice_issue(*, order: Order, asset: Asset, now=None) -> Invoice:
     """The open invoice of `order` in `asset`; replaces an open one in another asset.
 
@@ -80,14 +85,11 @@ def invoice_issue(*, order: Order, asset: Asset, now=None) -> Invoice:
     xpub = xpub_for(is_devnet=asset.chain.is_devnet)
     amount_due = amount_in_base_units(total=order.total, rate=rate.rate, decimals=asset.decimals)
 
-    with transaction.atomic():
+    with order_and_invoices_locked(order.pk) as (locked, invoices):
         # One issuer at a time per order: the open-invoice check below stays true. The order
         # may have expired (or been paid) while this waited for the lock: check it again.
-        locked = (
-            Order.objects.select_for_update().only("status", "payment_deadline").get(pk=order.pk)
-        )
         _check_payable(order=locked, now=now)
-        current = Invoice.objects.filter(order=order, status=Invoice.Status.OPEN).first()
+        current = _invoice_open(invoices)
         if current is not None:
             if current.asset_id == asset.pk:
                 return current
@@ -162,10 +164,9 @@ def payment_claim_record(
 
     tx_hash = tx_hash_clean(tx_hash)
     now = now or timezone.now()
-    with transaction.atomic():
-        order = Order.objects.select_for_update().get(pk=order.pk)
-        invoice = order.invoices.filter(status=Invoice.Status.OPEN).first() or (
-            order.invoices.order_by("-created_at").first()
+    with order_and_invoices_locked(order.pk) as (order, invoices):
+        invoice = _invoice_open(invoices) or max(
+            invoices, key=lambda each: each.created_at, default=None
         )
         recent = (
             PaymentClaim.objects.filter(
@@ -202,10 +203,8 @@ def invoice_mark_paid(*, invoice: Invoice, staff_user: User, reason: str) -> boo
     reason = (reason or "").strip()
     if not reason:
         raise PaymentError(_("Give the reason for marking this order paid."), code="reason")
-    with transaction.atomic():
-        # The order before its invoice, in the order the watcher and invoice_issue lock them.
-        order = Order.objects.select_for_update().get(pk=invoice.order_id)
-        invoice = Invoice.objects.select_for_update().get(pk=invoice.pk)
+    with order_and_invoices_locked(invoice.order_id) as (order, invoices):
+        invoice = next(each for each in invoices if each.pk == invoice.pk)
         steps = {
             OrderStatus.AWAITING_PAYMENT: [OrderStatus.CONFIRMING, OrderStatus.PAID],
             OrderStatus.EXPIRED: [OrderStatus.CONFIRMING, OrderStatus.PAID],
@@ -251,8 +250,7 @@ def invoice_funds_lost_clear(*, invoice: Invoice, staff_user: User, reason: str)
     reason = (reason or "").strip()
     if not reason:
         raise PaymentError(_("Give the reason for clearing this flag."), code="reason")
-    with transaction.atomic():
-        order = Order.objects.select_for_update().get(pk=invoice.order_id)
+    with order_and_invoices_locked(invoice.order_id) as (order, _invoices):
         if not Invoice.objects.filter(pk=invoice.pk, funds_lost=True).update(funds_lost=False):
             return False
         order_event_record(

@@ -16,6 +16,7 @@ from django.utils.translation import gettext_noop
 from orders.models import Order, OrderEvent, OrderStatus
 from orders.stock import UnitsGone, order_paying_transition
 from orders.transitions import order_event_record, order_transition
+from payments.locks import order_and_invoices_locked, orders_and_invoices_locked
 from payments.models import Asset, Chain, Invoice, Transfer
 
 Actor = OrderEvent.Actor
@@ -77,64 +78,67 @@ def transfers_record(*, chain: Chain, observed: list[ObservedTransfer]) -> set[i
     addresses = {item.to_address for item in observed}
     if not addresses:
         return set()
-    # The orders first, as invoice_issue locks them: an invoice switched to another currency
-    # while this runs is either seen closed here, or sees this transfer and keeps its address.
-    order_ids = Invoice.objects.filter(deposit_address__in=addresses).values("order_id")
-    list(Order.objects.select_for_update().filter(pk__in=order_ids).order_by("pk").values("pk"))
-    invoices = {
-        invoice.deposit_address: invoice
-        for invoice in Invoice.objects.filter(deposit_address__in=addresses).select_related("order")
-    }
+    # Locked as invoice_issue locks them: an invoice switched to another currency while this
+    # runs is either seen closed here, or sees this transfer and keeps its address.
+    order_ids = Invoice.objects.filter(deposit_address__in=addresses).values_list(
+        "order_id", flat=True
+    )
     touched: set[int] = set()
-    for item in observed:
-        invoice = invoices.get(item.to_address)
-        if invoice is None:
-            continue
-        fields = {
-            "block_number": item.block_number,
-            "block_hash": item.block_hash,
-            "block_time": item.block_time,
-            "status": Transfer.Status.SEEN,
-        }
-        try:
-            with transaction.atomic():
-                transfer = Transfer.objects.create(
-                    chain=chain,
-                    tx_hash=item.tx_hash,
-                    log_index=item.log_index,
-                    from_address=item.from_address,
-                    to_address=item.to_address,
-                    asset=item.asset,
-                    amount=Decimal(item.amount),
-                    invoice=invoice,
-                    disposition=_disposition(invoice=invoice, observed=item),
-                    **fields,
-                )
-        except IntegrityError:
-            # Already recorded. Seen again only if it had left the canonical chain.
-            revived = (
-                Transfer.objects.filter(chain=chain, tx_hash=item.tx_hash, log_index=item.log_index)
-                .exclude(
-                    status__in=[Transfer.Status.SEEN, Transfer.Status.CONFIRMED],
-                    block_hash=item.block_hash,
-                )
-                .update(**fields, confirmed_at=None)
-            )
-            if not revived:
-                continue
-            transfer = Transfer.objects.select_related("asset").get(
-                chain=chain, tx_hash=item.tx_hash, log_index=item.log_index
-            )
-        _transfer_event(transfer=transfer, invoice=invoice, kind=Kind.TRANSFER_SEEN)
-        if transfer.disposition != Disposition.CREDIT:
-            _flag(
-                invoice=invoice,
-                flag="wrong_asset" if transfer.disposition == Disposition.WRONG_ASSET else "review",
-                reason=FLAG_REASONS[transfer.disposition],
-                data=_transfer_data(transfer),
-            )
-        touched.add(invoice.pk)
+    with orders_and_invoices_locked(set(order_ids)) as (_orders, locked):
+        invoices = {invoice.deposit_address: invoice for invoice in locked}
+        for item in observed:
+            invoice = invoices.get(item.to_address)
+            if invoice is not None and _transfer_store(chain=chain, invoice=invoice, item=item):
+                touched.add(invoice.pk)
     return touched
+
+
+def _transfer_store(*, chain: Chain, invoice: Invoice, item: ObservedTransfer) -> bool:
+    """Record one transfer to `invoice` (locked); False if it was recorded already."""
+    fields = {
+        "block_number": item.block_number,
+        "block_hash": item.block_hash,
+        "block_time": item.block_time,
+        "status": Transfer.Status.SEEN,
+    }
+    try:
+        with transaction.atomic():
+            transfer = Transfer.objects.create(
+                chain=chain,
+                tx_hash=item.tx_hash,
+                log_index=item.log_index,
+                from_address=item.from_address,
+                to_address=item.to_address,
+                asset=item.asset,
+                amount=Decimal(item.amount),
+                invoice=invoice,
+                disposition=_disposition(invoice=invoice, observed=item),
+                **fields,
+            )
+    except IntegrityError:
+        # Already recorded. Seen again only if it had left the canonical chain.
+        revived = (
+            Transfer.objects.filter(chain=chain, tx_hash=item.tx_hash, log_index=item.log_index)
+            .exclude(
+                status__in=[Transfer.Status.SEEN, Transfer.Status.CONFIRMED],
+                block_hash=item.block_hash,
+            )
+            .update(**fields, confirmed_at=None)
+        )
+        if not revived:
+            return False
+        transfer = Transfer.objects.select_related("asset").get(
+            chain=chain, tx_hash=item.tx_hash, log_index=item.log_index
+        )
+    _transfer_event(transfer=transfer, invoice=invoice, kind=Kind.TRANSFER_SEEN)
+    if transfer.disposition != Disposition.CREDIT:
+        _flag(
+            invoice=invoice,
+            flag="wrong_asset" if transfer.disposition == Disposition.WRONG_ASSET else "review",
+            reason=FLAG_REASONS[transfer.disposition],
+            data=_transfer_data(transfer),
+        )
+    return True
 
 
 def _transfer_event(*, transfer: Transfer, invoice: Invoice, kind: str, reason: str = "") -> None:
@@ -203,9 +207,10 @@ def invoice_settle(*, invoice_id: int) -> None:
     Safe to call any number of times: every write is conditional, so a second call with
     nothing new does nothing.
     """
-    with transaction.atomic():
-        invoice = Invoice.objects.select_for_update().get(pk=invoice_id)
-        order = Order.objects.select_for_update().get(pk=invoice.order_id)
+    # An invoice never changes order: reading it unlocked first keeps the one lock order.
+    order_id = Invoice.objects.values_list("order_id", flat=True).get(pk=invoice_id)
+    with order_and_invoices_locked(order_id) as (order, invoices):
+        invoice = next(each for each in invoices if each.pk == invoice_id)
         counted = list(
             invoice.transfers.filter(disposition=Disposition.CREDIT).exclude(
                 status=Transfer.Status.ORPHANED

@@ -1,20 +1,121 @@
-"""The payment section's endpoints. Thin: look the order up, call a service, render."""
+"""The payment section's endpoints. Thin: look the order up, call a service, render.
+
+What the section shows comes from payments.selectors.payment_progress, the reader the API and
+webhooks use too; this module only adds what a page needs (display amounts, forms, polling).
+"""
 
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
+from eth_utils import to_checksum_address
 
-from orders.models import Order
+from orders.models import Order, OrderStatus
 from orders.selectors import order_for_user_or_404, order_page_context
 from payments.forms import AssetChoiceForm, PaymentClaimForm
-from payments.selectors import payment_context, payment_progress
+from payments.models import Invoice
+from payments.selectors import PaymentProgress, in_asset_units, payment_progress
 from payments.services import (
     PaymentError,
     invoice_issue,
     payment_claim_rate_limited,
     payment_claim_record,
 )
+
+FINAL_STATUSES = {
+    OrderStatus.PAID,
+    OrderStatus.PROVISIONING,
+    OrderStatus.ACTIVE,
+    OrderStatus.COMPLETED,
+    OrderStatus.CANCELLED,
+    OrderStatus.REFUNDED,
+}
+
+
+def _transfer_rows(progress: PaymentProgress) -> list[dict]:
+    return [
+        {
+            "transfer": row.transfer,
+            "amount": in_asset_units(row.transfer.amount, asset=row.transfer.asset),
+            "confirmations": row.confirmations,
+            "needed": progress.required,
+            "percent": int(row.confirmations * 100 / progress.required),
+            "explorer": row.explorer_url,
+        }
+        for row in progress.transfers
+    ]
+
+
+def payment_status_context(*, order: Order, now=None) -> dict:
+    """What the polled part of the payment section shows: transfers and their confirmations.
+
+    No RPC and nothing the instructions alone need: this runs every few seconds per open page.
+    """
+    now = now or timezone.now()
+    progress = payment_progress(order=order)
+    invoice = progress and progress.invoice
+    payable = order.status == OrderStatus.AWAITING_PAYMENT and order.payment_deadline > now
+    context: dict = {
+        "order": order,
+        "progress": progress,
+        "invoice": invoice,
+        "payable": payable,
+        "transfers": [],
+        "polling": order.status not in FINAL_STATUSES
+        and not (invoice is None and not payable)
+        and (invoice is None or now < invoice.monitor_until),
+    }
+    if progress is None:
+        return context
+    context.update(
+        {
+            "asset": progress.asset,
+            "chain": progress.chain,
+            "transfers": _transfer_rows(progress),
+            "amount_left": in_asset_units(progress.left, asset=progress.asset),
+            "waiting_for_money": invoice.status == Invoice.Status.OPEN and payable,
+        }
+    )
+    return context
+
+
+def payment_section_context(*, order: Order, now=None) -> dict:
+    """Everything the payment section of the order page shows: the status above, plus the
+    instructions (address, amount, payment request for the QR code) and the forms."""
+    now = now or timezone.now()
+    context = payment_status_context(order=order, now=now)
+    progress, payable = context["progress"], context["payable"]
+    context.update(
+        {
+            "can_issue": payable and not context["transfers"],
+            "issue_form": AssetChoiceForm() if payable else None,
+            "claim_form": PaymentClaimForm(),
+            "deadline": order.payment_deadline,
+            "seconds_left": max(int((order.payment_deadline - now).total_seconds()), 0),
+        }
+    )
+    if progress is None:
+        return context
+    asset, invoice = progress.asset, progress.invoice
+    context.update(
+        {
+            "deposit_address": to_checksum_address(invoice.deposit_address),
+            "token_contract": ""
+            if asset.is_native
+            else to_checksum_address(asset.contract_address),
+            "amount_due": in_asset_units(progress.due, asset=asset),
+            "amount_received": in_asset_units(progress.received, asset=asset),
+            "partly_paid": 0 < progress.left < progress.due,
+            "payment_uri": progress.uri,
+            "confirmations_needed": progress.required,
+            # Past the deadline, before or after the order expired: a payment may still come.
+            "late_claims_possible": order.status
+            in (OrderStatus.AWAITING_PAYMENT, OrderStatus.EXPIRED)
+            and now < invoice.monitor_until,
+        }
+    )
+    return context
 
 
 def _is_htmx(request) -> bool:
@@ -27,7 +128,7 @@ def _back(order: Order):
 
 def _render_section(request, order: Order, *, status: int = 200, **forms):
     """The payment section alone for htmx, else the whole order page (it is the payment page)."""
-    payment = payment_context(order=order)
+    payment = payment_section_context(order=order)
     payment.update({name: form for name, form in forms.items() if form is not None})
     if _is_htmx(request):
         context = {"order": order, "payment": payment}
@@ -84,7 +185,7 @@ def payment_claim(request, number: str):
 @require_GET
 def payment_status(request, number: str):
     order = order_for_user_or_404(user=request.user, number=number)
-    context = {"order": order, "payment": payment_progress(order=order)}
+    context = {"order": order, "payment": payment_status_context(order=order)}
     return render(
         request, "payments/_payment_status.html", {**context, "refresh_instructions": True}
     )
