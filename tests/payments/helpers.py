@@ -4,9 +4,10 @@ from datetime import datetime
 from decimal import Decimal
 
 from django.conf import settings
+from django.utils import timezone
 
 from orders.models import Order, OrderEvent
-from payments.models import Invoice
+from payments.models import Invoice, Transfer
 from payments.services import invoice_issue
 from tests.factories import OrderFactory
 
@@ -17,6 +18,27 @@ def order_with_invoice(asset, *, user=None, total=Decimal("504.00"), **order_fie
         fields["user"] = user
     order = OrderFactory(**fields)
     return invoice_issue(order=order, asset=asset)
+
+
+def transfer_recorded(
+    invoice: Invoice, *, amount: Decimal | int | None = None, status: str = Transfer.Status.SEEN
+) -> Transfer:
+    """The watcher's record of `amount` (the whole amount due by default) reaching the
+    invoice's address, without a chain."""
+    return Transfer.objects.create(
+        chain=invoice.asset.chain,
+        tx_hash="0x" + "ab" * 32,
+        log_index=0,
+        block_number=1,
+        block_hash="0x" + "cd" * 32,
+        block_time=timezone.now(),
+        from_address="0x" + "11" * 20,
+        to_address=invoice.deposit_address,
+        asset=invoice.asset,
+        amount=Decimal(invoice.amount_due if amount is None else amount),
+        invoice=invoice,
+        status=status,
+    )
 
 
 def deadline_at(invoice: Invoice, deadline: datetime) -> None:

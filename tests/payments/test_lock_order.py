@@ -8,7 +8,6 @@ blocked on a lock, the first goes on, and the second follows once it commits.
 """
 
 import threading
-from decimal import Decimal
 
 import pytest
 from django.db import connection, transaction
@@ -19,7 +18,7 @@ from orders.services import OrderError, order_cancel
 from payments.models import Invoice, PaymentClaim, Transfer
 from payments.services import PaymentError, invoice_mark_paid, payment_claim_record
 from payments.settlement import ObservedTransfer, invoice_settle, transfers_record
-from tests.payments.helpers import order_with_invoice
+from tests.payments.helpers import order_with_invoice, transfer_recorded
 
 pytestmark = pytest.mark.django_db(transaction=True)
 # Only a safety net against a hung test: the race never relies on it.
@@ -80,31 +79,13 @@ def race(*, pause_after: dict[str, str] | None = None, **works) -> dict[str, obj
     return outcome
 
 
-def _transfer(invoice: Invoice, *, status: str) -> Transfer:
-    """The watcher's record of the whole amount reaching the invoice's address."""
-    return Transfer.objects.create(
-        chain=invoice.asset.chain,
-        tx_hash="0x" + "ab" * 32,
-        log_index=0,
-        block_number=1,
-        block_hash="0x" + "cd" * 32,
-        block_time=timezone.now(),
-        from_address="0x" + "11" * 20,
-        to_address=invoice.deposit_address,
-        asset=invoice.asset,
-        amount=Decimal(invoice.amount_due),
-        invoice=invoice,
-        status=status,
-    )
-
-
 def _status_events(order: Order, status: str) -> int:
     return order.events.filter(kind=OrderEvent.Kind.STATUS, new_status=status).count()
 
 
 def test_staff_marking_paid_during_a_confirmation_never_deadlocks(usdc, staff):
     invoice = order_with_invoice(usdc)
-    _transfer(invoice, status=Transfer.Status.CONFIRMED)
+    transfer_recorded(invoice, status=Transfer.Status.CONFIRMED)
 
     outcome = race(
         mark_paid=lambda: invoice_mark_paid(
@@ -127,7 +108,7 @@ def test_staff_marking_paid_during_a_confirmation_never_deadlocks(usdc, staff):
 
 def test_a_claim_during_a_settlement_never_deadlocks(usdc):
     invoice = order_with_invoice(usdc)
-    _transfer(invoice, status=Transfer.Status.SEEN)
+    transfer_recorded(invoice, status=Transfer.Status.SEEN)
     order = invoice.order
 
     outcome = race(

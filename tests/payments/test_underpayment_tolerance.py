@@ -4,32 +4,13 @@
 from decimal import Decimal
 
 import pytest
-from django.utils import timezone
 
 from orders.models import OrderStatus
 from payments.models import Transfer
 from payments.settlement import invoice_settle
-from tests.payments.helpers import order_with_invoice, reload
+from tests.payments.helpers import order_with_invoice, reload, transfer_recorded
 
 pytestmark = pytest.mark.django_db
-
-
-def received(invoice, fraction: str) -> None:
-    Transfer.objects.create(
-        chain=invoice.asset.chain,
-        tx_hash="0x" + "ab" * 32,
-        log_index=0,
-        block_number=1,
-        block_hash="0x" + "cd" * 32,
-        block_time=timezone.now(),
-        from_address="0x" + "11" * 20,
-        to_address=invoice.deposit_address,
-        asset=invoice.asset,
-        amount=(invoice.amount_due * Decimal(fraction)).to_integral_value(),
-        invoice=invoice,
-        status=Transfer.Status.CONFIRMED,
-    )
-    invoice_settle(invoice_id=invoice.pk)
 
 
 @pytest.mark.parametrize(
@@ -39,7 +20,12 @@ def received(invoice, fraction: str) -> None:
 def test_a_shortfall_within_the_tolerance_counts_as_paid(usdc, settings, fraction_received, status):
     settings.PAYMENTS_UNDERPAYMENT_TOLERANCE = Decimal("0.01")
     invoice = order_with_invoice(usdc)
-    received(invoice, fraction_received)
+    transfer_recorded(
+        invoice,
+        amount=(invoice.amount_due * Decimal(fraction_received)).to_integral_value(),
+        status=Transfer.Status.CONFIRMED,
+    )
+    invoice_settle(invoice_id=invoice.pk)
     invoice, order = reload(invoice)
     assert order.status == status
     assert invoice.underpaid is (status != OrderStatus.PAID)

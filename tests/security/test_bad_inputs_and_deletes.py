@@ -1,12 +1,11 @@
 """A bad form value is a 400, never a 500; payment records cannot be deleted from the admin."""
 
 import pytest
-from django.utils import timezone
 
 from accounts.models import ApiKey
 from accounts.services import api_key_create
 from payments.models import Invoice, PaymentClaim, Transfer
-from tests.payments.helpers import order_with_invoice
+from tests.payments.helpers import order_with_invoice, transfer_recorded
 
 pytestmark = pytest.mark.django_db
 
@@ -23,19 +22,7 @@ def test_revoking_a_key_with_a_key_id_that_is_not_a_number_is_a_400(client, cust
 @pytest.fixture
 def payment_records(usdc, customer):
     invoice = order_with_invoice(usdc, user=customer)
-    transfer = Transfer.objects.create(
-        chain=usdc.chain,
-        tx_hash="0x" + "ab" * 32,
-        log_index=0,
-        block_number=1,
-        block_hash="0x" + "cd" * 32,
-        block_time=timezone.now(),
-        from_address="0x" + "11" * 20,
-        to_address=invoice.deposit_address,
-        asset=usdc,
-        amount=invoice.amount_due,
-        invoice=invoice,
-    )
+    transfer = transfer_recorded(invoice)
     claim = PaymentClaim.objects.create(order=invoice.order, invoice=invoice, user=customer)
     return {"invoice": invoice, "transfer": transfer, "paymentclaim": claim}
 
