@@ -180,6 +180,11 @@ class Devnet:
     def receipt(self, tx_hash: str):
         return self.w3.eth.wait_for_transaction_receipt(tx_hash, timeout=10)
 
+    def rpc_url_use(self, url: str) -> None:
+        """Point the store's chain at `url` (a proxy, or a dead port for an outage)."""
+        self.chain.default_rpc_url = url
+        self.chain.save(update_fields=["default_rpc_url"])
+
     def scan(self, **kwargs):
         from payments.scanner import chain_scan
 

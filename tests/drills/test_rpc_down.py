@@ -21,11 +21,6 @@ pytestmark = pytest.mark.chain
 OUTAGE_BLOCKS = 20
 
 
-def _use_rpc(devnet, url: str) -> None:
-    devnet.chain.default_rpc_url = url
-    devnet.chain.save(update_fields=["default_rpc_url"])
-
-
 @pytest.mark.parametrize("outage", ["unreachable", "throttled"])
 def test_rpc_down_for_20_blocks_holding_two_payments_credits_each_once_after(
     devnet, settings, outage
@@ -35,9 +30,9 @@ def test_rpc_down_for_20_blocks_holding_two_payments_credits_each_once_after(
     invoices = [order_with_invoice(devnet.usdc) for _ in range(2)]
     with FlakyRpcProxy(devnet.node.url) as proxy:
         if outage == "unreachable":
-            _use_rpc(devnet, f"http://127.0.0.1:{free_port()}")
+            devnet.rpc_url_use(f"http://127.0.0.1:{free_port()}")
         else:
-            _use_rpc(devnet, proxy.url)
+            devnet.rpc_url_use(proxy.url)
             proxy.throttle = 10**6
         before = ScanCursor.objects.get(chain=devnet.chain)
         payments_at = {4: invoices[0], 12: invoices[1]}
@@ -59,7 +54,7 @@ def test_rpc_down_for_20_blocks_holding_two_payments_credits_each_once_after(
         assert not payments_at, "both payments landed inside the outage"
         assert not Transfer.objects.exists()
 
-        _use_rpc(devnet, proxy.url)
+        devnet.rpc_url_use(proxy.url)
         proxy.throttle = 0
         report = devnet.scan()
 

@@ -28,11 +28,6 @@ OUTAGE_BLOCKS = 12
 SECONDS_PER_BLOCK = 3  # the outage spans 36 s of chain time: past the deadline and margin
 
 
-def _use_rpc(devnet, url: str) -> None:
-    devnet.chain.default_rpc_url = url
-    devnet.chain.save(update_fields=["default_rpc_url"])
-
-
 @pytest.mark.parametrize("outage", ["unreachable", "throttled"])
 def test_rpc_down_across_the_deadline_keeps_the_units_and_pays_the_order_in_time(
     devnet, settings, outage
@@ -48,9 +43,9 @@ def test_rpc_down_across_the_deadline_keeps_the_units_and_pays_the_order_in_time
 
     with FlakyRpcProxy(devnet.node.url) as proxy:
         if outage == "unreachable":
-            _use_rpc(devnet, f"http://127.0.0.1:{free_port()}")
+            devnet.rpc_url_use(f"http://127.0.0.1:{free_port()}")
         else:
-            _use_rpc(devnet, proxy.url)
+            devnet.rpc_url_use(proxy.url)
             proxy.throttle = 10**6
         paid = devnet.receipt(devnet.pay_token(invoice.deposit_address, int(invoice.amount_due)))
         deadline = devnet.block_time(paid["blockNumber"]) + timedelta(seconds=1)
@@ -66,7 +61,7 @@ def test_rpc_down_across_the_deadline_keeps_the_units_and_pays_the_order_in_time
             assert refusal.value.code == "not_enough_units"
         assert devnet.block_time() > deadline + MARGIN
 
-        _use_rpc(devnet, proxy.url)
+        devnet.rpc_url_use(proxy.url)
         proxy.throttle = 0
         report = devnet.scan()
 
