@@ -57,6 +57,7 @@ test: deps compilemessages system-packages services-check
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 	DJANGO_SETTINGS_MODULE=rental.settings.local $(MANAGE) makemigrations --check --dry-run
 
 format: $(BIN)/.installed

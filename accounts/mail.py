@@ -7,6 +7,7 @@ from django.template.loader import render_to_string
 from django.utils import translation
 
 from accounts.models import User
+from accounts.tasks import mail_send_task
 from rental.celery import enqueue_after_commit
 
 
@@ -27,8 +28,6 @@ def user_mail(*, user: User, template: str, context: dict) -> EmailMessage:
 
 def mail_queue(*, message: EmailMessage) -> None:
     """Send `message` from a worker once the current transaction commits."""
-    from accounts.tasks import mail_send_task
-
     enqueue_after_commit(
         mail_send_task,
         {

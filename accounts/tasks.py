@@ -2,8 +2,6 @@ from smtplib import SMTPException
 
 from celery import shared_task
 
-from accounts.mail import mail_send
-
 
 # A mail server outage (refused connection, timeout, 4xx) is retried with a growing delay for
 # about a day; sending twice is possible only if a worker dies between SMTP and the ack.
@@ -15,4 +13,7 @@ from accounts.mail import mail_send
     max_retries=30,
 )
 def mail_send_task(message: dict) -> None:
+    # Imported here: accounts.mail queues this task, so it imports this module.
+    from accounts.mail import mail_send
+
     mail_send(message=message)

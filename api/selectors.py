@@ -6,8 +6,9 @@ from django.db.models import Prefetch, QuerySet
 from accounts.models import ApiKey, User
 from accounts.services import api_key_hash
 from catalog.models import Environment, GpuModel
-from catalog.selectors import active_environments, gpus_with_availability
+from catalog.selectors import active_environments
 from orders.models import Order
+from orders.stock import gpus_with_availability
 from payments.models import Asset
 from payments.selectors import (
     PaymentProgress,

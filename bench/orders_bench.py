@@ -90,8 +90,8 @@ def oversell_run(
 
     from accounts.models import User
     from catalog.models import Environment
-    from catalog.selectors import gpus_with_availability
     from orders.models import Order
+    from orders.stock import gpus_with_availability
     from tests.factories import GpuModelFactory
 
     run = f"{concurrency}x{attempts}"

@@ -6,9 +6,9 @@ from modeltranslation.admin import (
     TranslationTabularInline,
 )
 
+from catalog.hooks import availability_annotate
 from catalog.models import AdviceSection, Alternative, Environment, GpuModel, TermPrice
 from catalog.pagecache import catalog_changed
-from catalog.selectors import gpus_with_availability
 
 
 class TermPriceInline(admin.TabularInline):
@@ -74,7 +74,8 @@ class GpuModelAdmin(RefreshesCatalogPages, TranslationAdmin):
 
     def get_queryset(self, request):
         # The availability annotation lets staff see free units next to the stock they edit.
-        return gpus_with_availability().order_by(*self.get_ordering(request) or ())
+        gpus = availability_annotate(GpuModel.objects.all())
+        return gpus.order_by(*self.get_ordering(request) or ())
 
     @admin.display(description=_("available now"), ordering="available_units")
     def available_now(self, gpu: GpuModel) -> int:

@@ -1,29 +1,9 @@
 from collections.abc import Sequence
 
-from django.db.models import F, IntegerField, OuterRef, Prefetch, QuerySet, Subquery, Sum, Value
-from django.db.models.functions import Coalesce, Greatest
+from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
 
+from catalog.hooks import availability_annotate
 from catalog.models import AdviceSection, Alternative, Environment, GpuModel, TermPrice
-from orders.models import Order, holding_orders_q
-
-
-def gpus_with_availability() -> QuerySet[GpuModel]:
-    """GPU models annotated with `units_held` and `available_units`, in one query."""
-    held = (
-        Order.objects.filter(holding_orders_q(), gpu=OuterRef("pk"))
-        .order_by()
-        .values("gpu")
-        .annotate(units=Sum("quantity"))
-        .values("units")
-    )
-    return GpuModel.objects.annotate(
-        units_held=Coalesce(Subquery(held, output_field=IntegerField()), Value(0)),
-        available_units=Greatest(F("units_total") - F("units_held"), Value(0)),
-    )
-
-
-def gpu_available_units(*, gpu: GpuModel) -> int:
-    return gpus_with_availability().values_list("available_units", flat=True).get(pk=gpu.pk)
 
 
 def active_environments() -> QuerySet[Environment]:
@@ -41,10 +21,8 @@ def catalog_gpus() -> QuerySet[GpuModel]:
     show `price_from` only; the GPU page, which shows every term, adds the prices.
     """
     cheapest = TermPrice.objects.filter(gpu=OuterRef("pk")).order_by("daily_rate")
-    return (
-        gpus_with_availability()
-        .filter(is_active=True)
-        .annotate(price_from=Subquery(cheapest.values("daily_rate")[:1]))
+    return availability_annotate(GpuModel.objects.filter(is_active=True)).annotate(
+        price_from=Subquery(cheapest.values("daily_rate")[:1])
     )
 
 

@@ -5,3 +5,14 @@ from django.utils.translation import gettext_lazy as _
 class OrdersConfig(AppConfig):
     name = "orders"
     verbose_name = _("Orders")
+
+    def ready(self) -> None:
+        from catalog import hooks as catalog_hooks
+        from orders import events
+        from orders.notifications import order_event_email
+        from orders.stock import gpus_with_availability
+
+        # The e-mail channel subscribes like any other: the state machine never calls it.
+        events.after_claim.register("email", order_event_email)
+        # Units are held by orders: the catalog shows what they leave free.
+        catalog_hooks.availability.register("orders", gpus_with_availability)

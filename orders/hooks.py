@@ -1,36 +1,53 @@
-"""Questions the order state machine asks the apps above it (payments), without importing them.
+"""Questions orders asks the apps above it (payments), without importing them.
 
-Each app registers its answers in its AppConfig.ready(). With nothing registered, an order
-expires at its deadline and provisioning may always start.
+Each app registers its answers in its AppConfig.ready() (rental.hooks). With nothing
+registered, an order expires at its deadline, provisioning may always start, an unpaid order
+may always be cancelled and the order page shows the order alone.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from orders.models import Order
-
-# (order, now) -> False while a payment made before the deadline could still be unseen.
-ExpiryCheck = Callable[[Order, datetime], bool]
-# order -> why provisioning must wait (a message for staff), or None.
-ProvisioningHold = Callable[[Order], str | None]
-
-_expiry_checks: list[ExpiryCheck] = []
-_provisioning_holds: list[ProvisioningHold] = []
+from rental.hooks import Hooks
 
 
-def expiry_check_register(check: ExpiryCheck) -> None:
-    if check not in _expiry_checks:
-        _expiry_checks.append(check)
+@dataclass(frozen=True)
+class PageSection:
+    """A part of the order page another app renders: its template and that template's
+    variables (the page's own, `order` included, are there too)."""
+
+    template: str
+    context: dict = field(default_factory=dict)
 
 
-def provisioning_hold_register(hold: ProvisioningHold) -> None:
-    if hold not in _provisioning_holds:
-        _provisioning_holds.append(hold)
+# check(order=, now=) -> False while a payment made before the deadline could still be unseen.
+expiry_checks: Hooks[Callable[..., bool]] = Hooks()
+# hold(order=) -> why provisioning must wait (a message for staff), or None.
+provisioning_holds: Hooks[Callable[..., str | None]] = Hooks()
+# check(order=) -> True once money reached the order: then it can no longer be cancelled.
+funds_received_checks: Hooks[Callable[..., bool]] = Hooks()
+# section(order=) -> the PageSection the app adds to the order page, in registration order.
+page_sections: Hooks[Callable[..., PageSection]] = Hooks()
 
 
 def order_may_expire(*, order: Order, now: datetime) -> bool:
-    return all(check(order, now) for check in _expiry_checks)
+    return all(check(order=order, now=now) for check in expiry_checks)
 
 
 def order_provisioning_hold(*, order: Order) -> str | None:
-    return next(filter(None, (hold(order) for hold in _provisioning_holds)), None)
+    return next(filter(None, (hold(order=order) for hold in provisioning_holds)), None)
+
+
+def order_funds_received(*, order: Order) -> bool:
+    return any(check(order=order) for check in funds_received_checks)
+
+
+def order_page_sections(
+    *, order: Order, given: Mapping[str, PageSection] | None = None
+) -> list[PageSection]:
+    """The sections of the order page; `given` ones (a form with its errors, built by the app
+    that handled the request) replace the registered section of the same name."""
+    given = given or {}
+    return [given.get(name) or section(order=order) for name, section in page_sections.items()]

@@ -1,10 +1,7 @@
-"""Side effects of an order event, run by a Celery task after the event's transaction commits."""
-
-from django.db import transaction
-from django.utils import timezone
+"""The e-mail channel of order events: subscribed in OrdersConfig.ready() (orders.events),
+called by the dispatch after the event's claim commits, so each e-mail goes at most once."""
 
 from accounts.mail import user_mail
-from api.webhooks.services import webhook_deliveries_create
 from orders.models import OrderEvent, OrderStatus
 
 # E-mail template per status reached; `ending_soon` is a note event sent by the beat task.
@@ -26,25 +23,11 @@ def _email_for(event: OrderEvent) -> str | None:
     return None
 
 
-def order_event_dispatch(*, event: OrderEvent) -> None:
-    """Send what this event owes the outside world, once even if the task runs twice.
-
-    The claim and the webhook delivery rows commit together: a worker that dies before the
-    commit leaves the event unclaimed for the next run. The e-mail goes after the commit, so
-    it is sent at most once.
-    """
-    with transaction.atomic():
-        claimed = OrderEvent.objects.filter(pk=event.pk, dispatched_at__isnull=True).update(
-            dispatched_at=timezone.now()
-        )
-        if not claimed:
-            return
-        webhook_deliveries_create(event=event)
+def order_event_email(*, event: OrderEvent) -> None:
     template = _email_for(event)
     if template:
-        send_order_email(order=event.order, template=template)
-
-
-def send_order_email(*, order, template: str) -> None:
-    # Already in a worker (the event's dispatch task): sent here, not queued again.
-    user_mail(user=order.user, template=f"orders/email/{template}", context={"order": order}).send()
+        # Already in a worker (the event's dispatch task): sent here, not queued again.
+        order = event.order
+        user_mail(
+            user=order.user, template=f"orders/email/{template}", context={"order": order}
+        ).send()

@@ -14,11 +14,10 @@ from django.utils.translation import gettext_noop
 from accounts.models import User
 from catalog.models import TERMS, Environment, GpuModel
 from catalog.pagecache import catalog_changed
-from catalog.selectors import gpu_available_units
-from orders.hooks import order_may_expire, order_provisioning_hold
+from orders.hooks import order_funds_received, order_may_expire, order_provisioning_hold
 from orders.models import Order, OrderEvent, OrderStatus
+from orders.stock import gpu_available_units
 from orders.transitions import order_event_record, order_transition
-from payments.selectors import order_has_received_funds
 
 Actor = OrderEvent.Actor
 
@@ -210,13 +209,14 @@ def order_cancel(
     The order's row lock (the first lock of the one lock order) is held from the check to the
     move: the watcher records transfers under it too, so a transfer is either seen here or
     lands on the cancelled order, where it is recorded against the closed invoice and flagged
-    for staff, never credited elsewhere.
+    for staff, never credited elsewhere. Whether money arrived is payments' answer
+    (orders.hooks), asked under that lock.
     """
     with transaction.atomic():
         locked = Order.objects.select_for_update().get(pk=order.pk)
         if locked.status not in (OrderStatus.AWAITING_PAYMENT, OrderStatus.EXPIRED):
             raise OrderError(_("Only an unpaid order can be cancelled."), code="not_cancellable")
-        if order_has_received_funds(order=locked):
+        if order_funds_received(order=locked):
             raise OrderError(
                 _("A payment has reached this order: it can no longer be cancelled. Contact us."),
                 code="not_cancellable",

@@ -3,7 +3,7 @@ from datetime import timedelta
 from celery import shared_task
 from django.utils import timezone
 
-from orders import notifications, services
+from orders.events import order_event_dispatch
 from orders.models import OrderEvent
 
 # An event still undispatched after this long lost its task (broker down when it was queued,
@@ -20,7 +20,7 @@ def order_event_dispatch_task(event_id: int) -> None:
         OrderEvent.objects.select_related("order__user", "order__gpu").filter(pk=event_id).first()
     )
     if event is not None:
-        notifications.order_event_dispatch(event=event)
+        order_event_dispatch(event=event)
 
 
 @shared_task(acks_late=True)
@@ -48,16 +48,23 @@ def orders_dispatch_pending_task(
 
 
 # Beat tasks: each scans for due orders; two runs at once are safe (conditional updates).
+# Services are imported in the bodies: they reach the state machine, which imports this module.
 @shared_task(acks_late=True)
 def orders_expire_task() -> int:
-    return services.orders_expire()
+    from orders.services import orders_expire
+
+    return orders_expire()
 
 
 @shared_task(acks_late=True)
 def orders_complete_task() -> int:
-    return services.orders_complete()
+    from orders.services import orders_complete
+
+    return orders_complete()
 
 
 @shared_task(acks_late=True)
 def orders_warn_ending_task() -> int:
-    return services.orders_warn_ending()
+    from orders.services import orders_warn_ending
+
+    return orders_warn_ending()

@@ -8,6 +8,7 @@ from django.utils import timezone
 from accounts.models import User
 from catalog.pagecache import catalog_changed
 from orders.models import ALLOWED_TRANSITIONS, Order, OrderEvent, OrderStatus
+from orders.tasks import order_event_dispatch_task
 from rental.celery import enqueue_after_commit
 
 Actor = OrderEvent.Actor
@@ -91,7 +92,5 @@ def order_transition(
 
 
 def _dispatch_after_commit(event: OrderEvent) -> None:
-    # Imported here: tasks import services, which import this module.
-    from orders.tasks import order_event_dispatch_task
-
+    # The one publication of the event: its channels subscribe in orders.events.
     enqueue_after_commit(order_event_dispatch_task, event.pk)

@@ -11,12 +11,12 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from accounts.selectors import user_email_verified
-from catalog.selectors import gpus_with_availability
 from orders import selectors
 from orders.forms import ConfigureForm
-from orders.models import OrderEvent
+from orders.hooks import PageSection, order_page_sections
+from orders.models import Order, OrderEvent
 from orders.services import OrderError, order_cancel, order_create, quote_build
-from payments.views import payment_section_context
+from orders.stock import gpus_with_availability
 
 # OrderError names service fields; the form calls the term `term` (it is also the query key).
 FORM_FIELD = {
@@ -131,14 +131,21 @@ def order_list(request):
     return render(request, "orders/order_list.html", {"page": page})
 
 
-@login_required
-def order_detail(request, number):
-    order = selectors.order_for_user_or_404(user=request.user, number=number)
+def order_page(
+    request, order: Order, *, status: int = 200, given: dict[str, PageSection] | None = None
+):
+    """The order page with the sections other apps add to it (orders.hooks); `given` replaces
+    the registered section of that name (the app that handled a form, with its errors)."""
     context = {
         **selectors.order_page_context(order=order),
-        "payment": payment_section_context(order=order),
+        "sections": order_page_sections(order=order, given=given),
     }
-    return render(request, "orders/order_detail.html", context)
+    return render(request, "orders/order_detail.html", context, status=status)
+
+
+@login_required
+def order_detail(request, number):
+    return order_page(request, selectors.order_for_user_or_404(user=request.user, number=number))
 
 
 @login_required

@@ -7,9 +7,19 @@ class PaymentsConfig(AppConfig):
     verbose_name = _("Payments")
 
     def ready(self) -> None:
-        # orders asks, payments answers: orders never imports payments for these.
+        # orders and rental ask, payments answers: neither imports payments.
         from orders import hooks
-        from payments.selectors import order_funds_lost_hold, order_payment_watch_passed
+        from payments.health import chains_health
+        from payments.selectors import (
+            order_funds_lost_hold,
+            order_has_received_funds,
+            order_payment_watch_passed,
+        )
+        from payments.views import PAYMENT_SECTION, order_payment_section
+        from rental.health import readiness_checks
 
-        hooks.expiry_check_register(order_payment_watch_passed)
-        hooks.provisioning_hold_register(order_funds_lost_hold)
+        hooks.expiry_checks.register("payments", order_payment_watch_passed)
+        hooks.provisioning_holds.register("payments", order_funds_lost_hold)
+        hooks.funds_received_checks.register("payments", order_has_received_funds)
+        hooks.page_sections.register(PAYMENT_SECTION, order_payment_section)
+        readiness_checks.register("chain", chains_health)

@@ -23,7 +23,15 @@ from orders.models import OrderEvent
 from orders.transitions import order_event_record
 from payments.internal_transfers import transaction_internal_transfers
 from payments.locks import orders_and_invoices_locked
-from payments.models import NATIVE_LOG_INDEX, Asset, Chain, ScanCursor, ScannedBlock, Transfer
+from payments.models import (
+    NATIVE_LOG_INDEX,
+    Asset,
+    Chain,
+    Invoice,
+    ScanCursor,
+    ScannedBlock,
+    Transfer,
+)
 from payments.rpc import (
     Block,
     RangeTooLarge,
@@ -39,6 +47,7 @@ from payments.settlement import (
     transfer_orphan,
     transfers_record,
 )
+from payments.tasks import chain_scan_task, native_balances_check_task
 
 logger = logging.getLogger(__name__)
 # Advisory lock keys: this namespace in the high 32 bits, the chain's pk in the low ones.
@@ -277,8 +286,6 @@ def _observed(block: Block, tx_hash, log_index, from_address, to_address, asset,
 def _native_transfers(
     *, client: RpcClient, blocks: list[Block], native: Asset
 ) -> list[ObservedTransfer]:
-    from payments.models import Invoice
-
     candidates = [
         (block, tx)
         for block in blocks
@@ -399,8 +406,6 @@ def invoice_check(*, invoice_id: int, tx_hash: str = "") -> dict:
     A transfer found in the receipt is recorded at once (the scan will find it recorded);
     a balance above what we know of means transfers the scan has not reached: scan now.
     """
-    from payments.models import Invoice
-
     invoice = Invoice.objects.select_related("asset__chain", "order").get(pk=invoice_id)
     chain = invoice.asset.chain
     client = client_for(chain)
@@ -420,8 +425,6 @@ def invoice_check(*, invoice_id: int, tx_hash: str = "") -> dict:
     )
     behind = balance > known
     if behind:
-        from payments.tasks import chain_scan_task, native_balances_check_task
-
         scan = chain_scan_task.si(chain.pk)
         # After the scan, ether sent by a contract is what the balance still does not explain.
         if asset.is_native:

@@ -18,6 +18,7 @@ from payments.derivation import deposit_address, xpub_for
 from payments.locks import order_and_invoices_locked
 from payments.models import Asset, Chain, Invoice, PaymentClaim, Rate, ScanCursor
 from payments.selectors import rate_current, rate_is_stale
+from payments.tasks import invoice_check_task
 from rental.celery import enqueue_after_commit
 from rental.ratelimit import rate_limit_exceeded
 
@@ -160,8 +161,6 @@ def payment_claim_record(
     Presses closer than PAYMENTS_CLAIM_DEDUPE_WINDOW make one claim (and one event), unless
     the later one brings a transaction hash the first did not have.
     """
-    from payments.tasks import invoice_check_task
-
     tx_hash = tx_hash_clean(tx_hash)
     now = now or timezone.now()
     with order_and_invoices_locked(order.pk) as (order, invoices):

@@ -11,8 +11,10 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 from eth_utils import to_checksum_address
 
+from orders.hooks import PageSection
 from orders.models import Order, OrderStatus
-from orders.selectors import order_for_user_or_404, order_page_context
+from orders.selectors import order_for_user_or_404
+from orders.views import order_page
 from payments.forms import AssetChoiceForm, PaymentClaimForm
 from payments.models import Invoice
 from payments.selectors import PaymentProgress, in_asset_units, payment_progress
@@ -118,6 +120,19 @@ def payment_section_context(*, order: Order, now=None) -> dict:
     return context
 
 
+# The section's name on the order page (orders.hooks.page_sections).
+PAYMENT_SECTION = "payment"
+
+
+def _payment_section(payment: dict) -> PageSection:
+    return PageSection("payments/_payment_section.html", {"payment": payment})
+
+
+def order_payment_section(*, order: Order) -> PageSection:
+    """The payment section of the order page (registered in PaymentsConfig.ready())."""
+    return _payment_section(payment_section_context(order=order))
+
+
 def _is_htmx(request) -> bool:
     return request.headers.get("HX-Request") == "true"
 
@@ -133,8 +148,9 @@ def _render_section(request, order: Order, *, status: int = 200, **forms):
     if _is_htmx(request):
         context = {"order": order, "payment": payment}
         return render(request, "payments/_payment_section.html", context, status=status)
-    context = {**order_page_context(order=order), "payment": payment}
-    return render(request, "orders/order_detail.html", context, status=status)
+    return order_page(
+        request, order, status=status, given={PAYMENT_SECTION: _payment_section(payment)}
+    )
 
 
 @login_required

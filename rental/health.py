@@ -3,21 +3,23 @@
 - /healthz/live: the process answers. It touches neither the database nor the broker, so an
   orchestrator does not restart web workers because PostgreSQL is down.
 - /healthz/ready (and /healthz, for the monitors already calling it): database, broker and
-  each chain's watcher from its stored state (no RPC call). 200 when all are fine, else 503.
+  what the apps register in `readiness_checks` (payments: each chain's watcher, from its
+  stored state, no RPC call). 200 when all are fine, else 503.
 
 Anonymous callers learn only ok or not ok: the details name internal hosts and errors, so
 they are for staff and for monitors sending `Authorization: Bearer <HEALTHZ_TOKEN>`.
 """
 
 import hmac
+from collections.abc import Callable
 
 from django.conf import settings
 from django.db import connection
 from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
 
-from payments.health import chains_health
 from rental.celery import app as celery_app
+from rental.hooks import Hooks
 
 
 def _database() -> dict:
@@ -33,7 +35,10 @@ def _broker() -> dict:
     return {"ok": True}
 
 
-CHECKS = {"database": _database, "broker": _broker, "chain": chains_health}
+# name -> check() returning a dict with at least "ok"; an exception counts as not ok.
+readiness_checks: Hooks[Callable[[], dict]] = Hooks()
+readiness_checks.register("database", _database)
+readiness_checks.register("broker", _broker)
 
 
 def _run(check) -> dict:
@@ -62,7 +67,7 @@ def live(request):
 
 @never_cache
 def ready(request):
-    results = {name: _run(check) for name, check in CHECKS.items()}
+    results = {name: _run(check) for name, check in readiness_checks.items()}
     healthy = all(result["ok"] for result in results.values())
     body = {"status": "ok" if healthy else "error"}
     if _may_see_details(request):

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from accounts.mail import user_mail
 from api.models import WebhookDelivery, WebhookEndpoint
+from api.tasks import webhook_delivery_attempt_task, webhook_endpoint_paused_notify_task
 from rental.celery import enqueue_after_commit
 
 
@@ -45,8 +46,6 @@ def endpoint_attempt_record(*, endpoint_id: int, failed: bool, now: datetime) ->
         paused_at__isnull=True, failures__gte=settings.API_WEBHOOK_PAUSE_AFTER_FAILURES
     ).update(paused_at=now)
     if paused:
-        from api.tasks import webhook_endpoint_paused_notify_task
-
         enqueue_after_commit(webhook_endpoint_paused_notify_task, endpoint_id)
     return bool(paused)
 
@@ -54,8 +53,6 @@ def endpoint_attempt_record(*, endpoint_id: int, failed: bool, now: datetime) ->
 def endpoint_next_due_after_commit(*, endpoint_id: int, now: datetime) -> None:
     """Queue the endpoint's oldest due delivery, so a backlog drains one by one without
     waiting for the beat sweep."""
-    from api.tasks import webhook_delivery_attempt_task
-
     next_id = (
         WebhookDelivery.objects.filter(
             endpoint_id=endpoint_id,

@@ -11,9 +11,9 @@ from datetime import timedelta
 
 import pytest
 
-from catalog.selectors import gpu_available_units
 from orders.models import OrderStatus
 from orders.services import OrderError, order_create, orders_expire
+from orders.stock import gpu_available_units
 from payments.models import ScanCursor
 from payments.services import invoice_issue
 from tests.anvil import free_port

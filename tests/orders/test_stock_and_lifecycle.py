@@ -9,7 +9,6 @@ from django.db import connection, transaction
 from django.utils import timezone, translation
 
 from catalog.models import TERMS, Environment, GpuModel
-from catalog.selectors import gpu_available_units
 from orders.models import HOLDING_STATUSES, Order, OrderEvent, OrderStatus
 from orders.services import (
     OrderError,
@@ -19,7 +18,7 @@ from orders.services import (
     orders_warn_ending,
     quote_build,
 )
-from orders.stock import UnitsGone, order_paying_transition
+from orders.stock import UnitsGone, gpu_available_units, order_paying_transition
 from orders.transitions import TransitionNotAllowed, order_transition
 from tests.factories import GpuModelFactory, OrderFactory, UserFactory
 

@@ -8,9 +8,9 @@ from datetime import timedelta
 import pytest
 from django.db import connection, transaction
 
-from catalog.selectors import gpu_available_units
 from orders.models import Order, OrderEvent, OrderStatus
 from orders.services import OrderError, order_create, orders_expire
+from orders.stock import gpu_available_units
 from payments.models import Invoice
 from payments.services import PaymentError, invoice_issue
 from tests.factories import EnvironmentFactory, GpuModelFactory, OrderFactory, UserFactory
