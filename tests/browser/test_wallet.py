@@ -4,15 +4,16 @@ that sends through anvil, as a real wallet would."""
 import re
 
 import pytest
+from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import expect
 from web3 import Web3
 
 from orders.models import OrderStatus
 from payments.devnet import token, token_transfer
-from payments.models import PaymentClaim
-from tests.browser.conftest import log_in
+from payments.models import Invoice, PaymentClaim
+from tests.browser.conftest import log_in, screenshot
 from tests.browser.wallet import wallet_calls, wallet_install
-from tests.factories import UserFactory
+from tests.factories import OrderFactory, UserFactory
 from tests.payments.helpers import order_with_invoice
 
 pytestmark = [pytest.mark.browser, pytest.mark.chain, pytest.mark.django_db(transaction=True)]
@@ -34,6 +35,18 @@ def open_invoice(page, devnet, asset):
     return invoice
 
 
+def pick_currency_on_the_page(page, asset) -> Invoice:
+    """The customer chooses the currency: htmx swaps the section in, button included."""
+    customer = UserFactory(password=PASSWORD, language="fr")
+    order = OrderFactory(user=customer)
+    log_in(page, customer.email, PASSWORD)
+    page.goto(f"/fr/account/orders/{order.number}/")
+    page.check(f"input[name=asset][value='{asset.slug}']")
+    page.click("text=Afficher les instructions de paiement")
+    expect(page.get_by_test_id("payment-address")).to_be_visible()
+    return Invoice.objects.get(order=order)
+
+
 def sent_count(devnet, account: str) -> int:
     return devnet.w3.eth.get_transaction_count(account)
 
@@ -50,6 +63,7 @@ def test_a_double_click_pays_the_exact_token_amount_once_and_the_order_reaches_p
     page.get_by_test_id("wallet-button").dblclick()
 
     expect(page.get_by_test_id("wallet-message")).to_contain_text("Paiement envoyé")
+    screenshot(page, "wallet-fr-sent")
     # The claim's immediate check saw the transfer: the instructions give way by themselves.
     expect(page.get_by_test_id("order-status")).to_contain_text("Paiement en confirmation")
     assert sent_count(devnet, wallet_account) == before + 1
@@ -83,6 +97,9 @@ def test_a_payment_refused_in_the_wallet_sends_nothing_and_says_so(desktop, devn
     )
     # The customer may try again.
     expect(page.get_by_test_id("wallet-button")).to_be_enabled()
+    screenshot(page, "wallet-fr-refused")
+    violations = Axe().run(page).response["violations"]
+    assert not [v["id"] for v in violations if v["impact"] in ("serious", "critical")]
     assert sent_count(devnet, wallet_account) == before
     assert not PaymentClaim.objects.filter(order=invoice.order).exists()
     invoice.order.refresh_from_db()
@@ -117,7 +134,7 @@ def test_a_wallet_that_does_not_know_the_chain_gets_it_added_then_pays_in_ether(
 ):
     page = desktop
     wallet_install(page, rpc_url=devnet.node.url, account=wallet_account, knows_chain=False)
-    invoice = open_invoice(page, devnet, devnet.eth)
+    invoice = pick_currency_on_the_page(page, devnet.eth)
     deposit = Web3.to_checksum_address(invoice.deposit_address)
 
     page.get_by_test_id("wallet-button").click()
