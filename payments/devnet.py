@@ -91,6 +91,8 @@ def devnet_register(*, rpc_url: str, token_address: str, confirmations: int) -> 
                 "name": "Anvil devnet",
                 "rpc_url_env": "",
                 "default_rpc_url": rpc_url,
+                # Anvil has no key to hide: wallets may add the devnet with it.
+                "public_rpc_url": rpc_url,
                 "confirmations": confirmations,
                 "block_time_seconds": Decimal("2"),
                 "is_devnet": True,

@@ -37,6 +37,14 @@ class Chain(models.Model):
         blank=True,
         help_text=_("Used when the variable is unset; meant for the local devnet only."),
     )
+    public_rpc_url = models.URLField(
+        _("public RPC URL"),
+        blank=True,
+        help_text=_(
+            "Given to customers' wallets that do not know this network yet. Never a URL "
+            "holding a key: every visitor can read it."
+        ),
+    )
     confirmations = models.PositiveSmallIntegerField(_("confirmations required"), default=12)
     block_time_seconds = models.DecimalField(
         _("block time (s)"), max_digits=6, decimal_places=2, default=Decimal("12")

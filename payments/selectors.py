@@ -39,11 +39,16 @@ def in_asset_units(amount: Decimal | int, *, asset: Asset) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
+def amount_to_send(*, invoice: Invoice) -> int:
+    """Base units a wallet should send now: what is left, or all of it before anything came."""
+    return int(invoice.amount_left or invoice.amount_due)
+
+
 def eip681_uri(*, invoice: Invoice) -> str:
     """The payment request a wallet understands (EIP-681), amount in base units."""
     asset, chain_id = invoice.asset, invoice.asset.chain.chain_id
     address = to_checksum_address(invoice.deposit_address)
-    amount = int(invoice.amount_left or invoice.amount_due)
+    amount = amount_to_send(invoice=invoice)
     if asset.is_native:
         return f"ethereum:{address}@{chain_id}?value={amount}"
     token = to_checksum_address(asset.contract_address)
