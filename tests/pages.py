@@ -21,6 +21,7 @@ ANONYMOUS_PAGES = {
     "sign-up": "/{lang}/accounts/signup/",
     "login": "/{lang}/accounts/login/",
     "password-reset": "/{lang}/accounts/password/reset/",
+    "password-reset-sent": "/{lang}/accounts/password/reset/done/",
 }
 CUSTOMER_PAGES = {
     "home": "/{lang}/",
@@ -38,6 +39,9 @@ CUSTOMER_PAGES = {
     "account": "/{lang}/account/",
     "api-keys": "/{lang}/account/api-keys/",
     "orders": "/{lang}/account/orders/",
+    "email-addresses": "/{lang}/accounts/email/",
+    "password-change": "/{lang}/accounts/password/change/",
+    "logout": "/{lang}/accounts/logout/",
 }
 
 
