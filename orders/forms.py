@@ -4,6 +4,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from catalog.formatting import money
+from catalog.forms import NumberInput
 from catalog.models import TERM_CHOICES
 from catalog.selectors import active_environments
 from orders.services import MAX_ENVIRONMENT_DETAILS, MAX_QUANTITY
@@ -30,7 +31,11 @@ class ConfigureForm(forms.Form):
         ),
     )
     quantity = forms.IntegerField(
-        label=_("Number of GPUs"), min_value=1, max_value=MAX_QUANTITY, initial=1
+        label=_("Number of GPUs"),
+        min_value=1,
+        max_value=MAX_QUANTITY,
+        initial=1,
+        widget=NumberInput(attrs={"inputmode": "numeric"}),
     )
     term = forms.TypedChoiceField(
         label=_("Term"),

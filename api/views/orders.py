@@ -342,8 +342,10 @@ class OrderCancelApi(ApiView):
 
 class OrderPaidApi(ApiView):
     class InputSerializer(serializers.Serializer):
+        # The pattern admits "" (the default, and a blank field as allowed): a schema whose
+        # default breaks its own pattern is invalid OpenAPI.
         tx_hash = serializers.RegexField(
-            r"^0x[0-9a-fA-F]{64}$",
+            r"^(0x[0-9a-fA-F]{64})?$",
             required=False,
             allow_blank=True,
             default="",

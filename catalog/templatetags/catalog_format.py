@@ -1,6 +1,8 @@
+from datetime import datetime
 from decimal import Decimal
 
 from django import template
+from django.utils.timezone import localtime
 
 from catalog import formatting
 
@@ -19,3 +21,12 @@ def money(value: Decimal | None, currency: str | None = None) -> str:
 def configure_query(*, environment: str = "pytorch", quantity: int = 1, term: int = 7) -> str:
     """The prefill query string the configurator understands."""
     return f"?environment={environment}&quantity={int(quantity)}&term={int(term)}"
+
+
+@register.filter
+def html_datetime(value: datetime | None) -> str:
+    """The value for a <time datetime> attribute: HTML allows at most three fraction digits,
+    so whole seconds, with the offset of the active time zone."""
+    if value is None:
+        return ""
+    return localtime(value).replace(microsecond=0).isoformat()

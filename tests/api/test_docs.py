@@ -50,3 +50,11 @@ def test_the_500_handler_answers_json_under_api_only(rf):
     assert page_not_found(rf.get("/api/v1/x/"), Exception()).status_code == 404
     page = server_error(rf.get("/fr/"))
     assert page.status_code == 500 and b"server_error" not in page.content
+
+
+def test_the_schema_passes_the_openapi_spec_validator(client):
+    from openapi_spec_validator import validate
+
+    response = client.get("/api/schema/?format=json")
+    assert response.status_code == 200
+    validate(response.json())

@@ -1,10 +1,12 @@
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 
+from orders.models import Order
 from tests.browser.conftest import PHONE, log_in, screenshot
-from tests.factories import OrderFactory, UserFactory
+from tests.factories import UserFactory
+from tests.pages import ANONYMOUS_PAGES, LANGUAGES, customer_pages
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.chain, pytest.mark.django_db(transaction=True)]
 PASSWORD = "correct-Horse-battery-9"
 
 # Elements a visitor can use; each must be on screen horizontally, not clipped.
@@ -12,40 +14,17 @@ CONTROLS = ", ".join(
     f"{selector}:visible"
     for selector in ("a[href]", "button", "input:not([type=hidden])", "select", "textarea", "svg")
 )
-PUBLIC_PAGES = {
-    "catalog": "/fr/",
-    "gpu": "/fr/gpus/h100-sxm/",
-    "gpu-en": "/en/gpus/rtx-3090/",
-    "compare": "/fr/gpus/compare/",
-    "advisor": "/fr/advisor/",
-    "advisor-result": (
-        "/fr/advisor/?peak_memory_gb=300&gpu_count=2&frequent_exchange=yes&shortening_distorts=no"
-    ),
-    "advisor-errors": "/fr/advisor/?peak_memory_gb=-3&gpu_count=deux",
-    "configurator": "/fr/gpus/h100-sxm/configure/",
-}
 
 
 @pytest.fixture
-def customer_order(catalog):
-    from catalog.models import Environment, GpuModel
-
+def customer_site(catalog, devnet):
+    """A customer with an API key and orders in each payment state, and their pages."""
     customer = UserFactory(password=PASSWORD)
-    return OrderFactory(
-        user=customer,
-        gpu=GpuModel.objects.get(slug="h100-sxm"),
-        environment=Environment.objects.get(slug="pytorch"),
-    )
-
-
-def _pages(order) -> dict[str, str]:
-    return {**PUBLIC_PAGES, "order": f"/fr/account/orders/{order.number}/"}
+    return customer, customer_pages(devnet=devnet, customer=customer)
 
 
 def _assert_fits_the_phone(page, name: str) -> None:
-    overflow = page.evaluate(
-        "document.documentElement.scrollWidth - document.documentElement.clientWidth"
-    )
+    overflow = page.evaluate("document.scrollingElement.scrollWidth - window.innerWidth")
     assert overflow <= 0, f"{name} scrolls sideways by {overflow}px"
     for control in page.locator(CONTROLS).all():
         if control.evaluate("el => !!el.closest('.table-wrap, .skip-link, .visually-hidden')"):
@@ -56,21 +35,62 @@ def _assert_fits_the_phone(page, name: str) -> None:
         )
 
 
+def _walk(page, pages: dict[str, str], lang: str) -> None:
+    for name, url in pages.items():
+        url = url.format(lang=lang)
+        assert page.goto(url).status == 200, url
+        _assert_fits_the_phone(page, f"{lang}-{name}")
+        screenshot(page, f"phone-{lang}-{name}")
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
 def test_phone_pages_have_no_horizontal_scroll_and_every_control_is_reachable(
-    phone, customer_order
+    phone, customer_site, lang
 ):
-    log_in(phone, customer_order.user.email, PASSWORD)
-    for name, url in _pages(customer_order).items():
-        assert phone.goto(url).status == 200, name
-        _assert_fits_the_phone(phone, name)
-        screenshot(phone, f"phone-{name}")
+    customer, pages = customer_site
+    _walk(phone, ANONYMOUS_PAGES, lang)
+    log_in(phone, customer.email, PASSWORD, lang)
+    _walk(phone, pages, lang)
+
+    # Orders are cards on a phone: each one's total and status on screen, not scrolled away.
+    phone.goto(pages["orders"].format(lang=lang))
+    total_and_status = ".orders-table tbody td:nth-child(5), .orders-table tbody td:nth-child(6)"
+    cells = phone.locator(total_and_status).all()
+    assert len(cells) == 2 * Order.objects.filter(user=customer).count()
+    for cell in cells:
+        box = cell.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], cell.inner_text()
 
 
-def test_pages_have_no_serious_accessibility_violations(desktop, customer_order):
+def test_the_phone_menu_folds_and_opens_without_javascript(browser, live_server, catalog):
+    phone = browser.new_context(
+        viewport=PHONE, locale="fr-FR", base_url=live_server.url, java_script_enabled=False
+    ).new_page()
+    phone.goto("/fr/")
+    compare = phone.locator(".main-nav").get_by_role("link", name="Comparer")
+    header = phone.locator(".site-header").bounding_box()
+    assert not compare.is_visible() and header["height"] <= 80, "one line, links folded"
+
+    phone.get_by_text("Menu", exact=True).click()
+    screenshot(phone, "phone-menu-open")
+    compare.click()
+
+    phone.wait_for_url("**/fr/gpus/compare/")
+    phone.context.close()
+
+
+def test_wide_screens_show_the_menu_links_without_a_toggle(desktop, catalog):
+    desktop.goto("/fr/")
+    assert desktop.locator(".main-nav").get_by_role("link", name="Comparer").is_visible()
+    assert not desktop.get_by_text("Menu", exact=True).is_visible()
+
+
+def test_pages_have_no_serious_accessibility_violations(desktop, customer_site):
     axe = Axe()
-    log_in(desktop, customer_order.user.email, PASSWORD)
-    for name, url in _pages(customer_order).items():
-        desktop.goto(url)
+    customer, pages = customer_site
+    log_in(desktop, customer.email, PASSWORD)
+    for name, url in pages.items():
+        desktop.goto(url.format(lang="fr"))
         results = axe.run(desktop)
         serious = [
             (violation["id"], violation["impact"], len(violation["nodes"]))

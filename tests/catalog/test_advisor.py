@@ -116,6 +116,14 @@ def test_bad_answers_show_form_errors_not_a_server_error(client, seeded_catalog,
     assert 'class="errorlist' in response.content.decode()
 
 
+def test_a_word_typed_as_a_number_is_shown_back_in_a_valid_text_box(client, seeded_catalog):
+    # A number box may only hold a number (vnu rejects value="two" on it): the typed word
+    # comes back in a text box, next to its error, and nothing the visitor typed is lost.
+    page = _ask(client, gpu_count="two", peak_memory_gb="1e9").content.decode()
+    assert 'type="text" name="gpu_count" value="two" inputmode="numeric"' in page
+    assert 'type="number" name="peak_memory_gb" value="1e9" step="0.1"' in page
+
+
 def test_the_empty_advisor_shows_the_form_without_errors(client, seeded_catalog):
     response = client.get("/fr/advisor/")
     assert response.status_code == 200

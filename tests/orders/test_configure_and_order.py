@@ -19,7 +19,7 @@ def test_configurator_shows_the_live_price_of_the_default_configuration(client, 
     page = client.get(f"/fr/gpus/{gpu.slug}/configure/").content.decode()
     # One GPU, PyTorch, 7 days at 72.00 a day.
     assert "504,00\u00a0€" in page
-    assert 'hx-get="/fr/gpus/h100-sxm/configure/"' in page
+    assert 'data-hx-get="/fr/gpus/h100-sxm/configure/"' in page
 
 
 def test_htmx_quote_returns_only_the_price_fragment(client, gpu):

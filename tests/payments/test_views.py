@@ -118,11 +118,11 @@ def test_the_status_partial_shows_confirmations_and_stops_polling_when_paid(
     devnet.pay_token(invoice.deposit_address, int(invoice.amount_due))
     devnet.scan()
     partial = logged_in.get(url("status", invoice.order)).content.decode()
-    assert "1 of 3 confirmations" in partial and 'hx-trigger="every 3s"' in partial
+    assert "1 of 3 confirmations" in partial and 'data-hx-trigger="every 3s"' in partial
     devnet.mine(2)
     devnet.scan()
     partial = logged_in.get(url("status", invoice.order)).content.decode()
-    assert "3 of 3 confirmations" in partial and "hx-trigger" not in partial
+    assert "3 of 3 confirmations" in partial and "data-hx-trigger" not in partial
     # The order's own live part (status and history) shows the outcome.
     status = logged_in.get(f"/en/account/orders/{invoice.order.number}/status/").content.decode()
     assert "Paid" in status and "Transfer confirmed" in status
