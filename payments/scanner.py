@@ -34,6 +34,7 @@ from payments.models import (
 )
 from payments.rpc import (
     Block,
+    InvalidAnswer,
     RangeTooLarge,
     RpcClient,
     RpcError,
@@ -101,13 +102,13 @@ def chain_scan_lock(chain: Chain) -> Iterator[bool]:
                     cursor.execute("SELECT pg_advisory_unlock(%s)", [key])
         return
     # SQLite (make run): the cache is the lock; the conditional cursor update still guards.
-    key = f"payments:scan-lock:{chain.pk}"
-    acquired = cache.add(key, 1, timeout=int(settings.PAYMENTS_SCAN_TIME_BUDGET_SECONDS) + 60)
+    cache_key = f"payments:scan-lock:{chain.pk}"
+    acquired = cache.add(cache_key, 1, timeout=int(settings.PAYMENTS_SCAN_TIME_BUDGET_SECONDS) + 60)
     try:
         yield acquired
     finally:
         if acquired:
-            cache.delete(key)
+            cache.delete(cache_key)
 
 
 def cursor_for(*, chain: Chain, client: RpcClient) -> ScanCursor:
@@ -115,7 +116,10 @@ def cursor_for(*, chain: Chain, client: RpcClient) -> ScanCursor:
     cursor = ScanCursor.objects.filter(chain=chain).first()
     if cursor is not None:
         return cursor
-    head = client.block(client.block_number())
+    number = client.block_number()
+    head = client.block(number)
+    if head is None:  # a node behind a balancer may not have the head its peer named
+        raise InvalidAnswer(f"eth_getBlockByNumber: block {number} is missing")
     cursor, _created = ScanCursor.objects.get_or_create(
         chain=chain,
         defaults={

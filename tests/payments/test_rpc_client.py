@@ -127,6 +127,16 @@ def test_a_scan_meeting_malformed_logs_stops_with_the_error_and_keeps_its_cursor
     assert not invoice.transfers.exists()
 
 
+def test_a_first_scan_whose_head_block_is_missing_stops_with_the_error_and_no_cursor(devnet):
+    # A load-balanced node may name a head that its peer behind the balancer does not have.
+    ScanCursor.objects.filter(chain=devnet.chain).delete()
+    with FlakyRpcProxy(devnet.node.url) as proxy:
+        proxy.malformed = {"eth_getBlockByNumber": None}
+        report = devnet.scan(client=_client(proxy.url))
+    assert "eth_getBlockByNumber: block" in report.error
+    assert not ScanCursor.objects.filter(chain=devnet.chain).exists()
+
+
 def _log(topics: list[str], data: str) -> Log:
     return Log(
         address="0x" + "22" * 20,
