@@ -59,6 +59,7 @@ def _replay(*, user: User, api_key: ApiKey | None, key: str, request_hash: str) 
     )
     if record.request_hash != request_hash:
         raise IdempotencyConflict
+    assert record.order is not None  # set in the transaction that inserted the record
     return record.order
 
 

@@ -3,6 +3,7 @@ from datetime import datetime
 
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
+from django.utils.functional import Promise
 
 from accounts.models import User
 from orders.models import Order, OrderEvent, OrderStatus
@@ -26,7 +27,7 @@ def order_for_user_or_404(*, user: User, number: str) -> Order:
 @dataclass(frozen=True)
 class TimelineStep:
     status: str
-    label: str
+    label: str | Promise  # lazy: translated when the page renders
     state: str  # "done", "current", "upcoming" or "stopped"
     at: datetime | None
 

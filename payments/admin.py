@@ -45,8 +45,16 @@ class TransferInline(admin.TabularInline):
     model = Transfer
     extra = 0
     can_delete = False
-    fields = ["tx_hash", "log_index", "block_number", "asset", "amount", "status", "disposition"]
-    readonly_fields = fields
+    readonly_fields = (
+        "tx_hash",
+        "log_index",
+        "block_number",
+        "asset",
+        "amount",
+        "status",
+        "disposition",
+    )
+    fields = readonly_fields
 
     def has_add_permission(self, request, obj=None):
         return False

@@ -8,10 +8,12 @@ import json
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
+from typing import cast
 
 from django.conf import settings
 from django.db import transaction
 from web3 import Web3
+from web3.types import TxParams
 
 from payments.models import Asset, Chain, ScanCursor
 from payments.services import chain_cursor_start, rate_record
@@ -37,7 +39,9 @@ def contract_deploy(w3: Web3, *, name: str = "TestUSDC", deployer: str | None = 
     contract = w3.eth.contract(abi=compiled["abi"], bytecode=compiled["bytecode"])
     tx = contract.constructor().transact({"from": deployer or w3.eth.accounts[0]})
     receipt = w3.eth.wait_for_transaction_receipt(tx, timeout=30)
-    return receipt["contractAddress"].lower()
+    address = receipt["contractAddress"]
+    assert address is not None  # the receipt of a contract creation names the contract
+    return address.lower()
 
 
 def token_deploy(w3: Web3, *, deployer: str | None = None) -> str:
@@ -70,14 +74,14 @@ def token_transfer(
 
 
 def native_transfer(w3: Web3, *, sender: str, to: str, amount: int, **extra) -> str:
-    tx = w3.eth.send_transaction(
-        {
-            "from": Web3.to_checksum_address(sender),
-            "to": Web3.to_checksum_address(to),
-            "value": amount,
-            **extra,
-        }
-    )
+    # `extra` holds more transaction fields (a test's gas limit), passed on to the node as is.
+    params = {
+        "from": Web3.to_checksum_address(sender),
+        "to": Web3.to_checksum_address(to),
+        "value": amount,
+        **extra,
+    }
+    tx = w3.eth.send_transaction(cast(TxParams, params))
     return Web3.to_hex(tx)
 
 

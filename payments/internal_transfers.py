@@ -111,10 +111,12 @@ def native_balances_check(
     report = BalanceReport(chain_id=chain.chain_id)
     native = Asset.objects.filter(chain=chain, kind=Asset.Kind.NATIVE).first()
     cursor = ScanCursor.objects.filter(chain=chain).first()
+    if native is None or cursor is None:
+        return report
     invoices = Invoice.objects.filter(asset=native, monitor_until__gt=now or timezone.now())
     if invoice_ids is not None:
         invoices = invoices.filter(pk__in=invoice_ids)
-    watched = list(invoices.order_by("pk")) if native and cursor else []
+    watched = list(invoices.order_by("pk"))
     if not watched:
         return report
     try:

@@ -3,6 +3,7 @@
 import os
 import re
 from decimal import Decimal
+from typing import TypedDict
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -14,8 +15,15 @@ from django.utils.translation import gettext_lazy as _
 
 from orders.models import Order, OrderStatus
 
-# uint256 amounts overflow bigint: base units live in NUMERIC(78, 0).
-BASE_UNITS = {"max_digits": 78, "decimal_places": 0}
+
+class _Digits(TypedDict):
+    max_digits: int
+    decimal_places: int
+
+
+# uint256 amounts overflow bigint: base units live in NUMERIC(78, 0). Typed so that
+# `**BASE_UNITS` passes as DecimalField's two keyword arguments.
+BASE_UNITS: _Digits = {"max_digits": 78, "decimal_places": 0}
 # Native coin transfers have no log index; this sentinel keeps them in the same unique key.
 # Ether sent by a contract inside a transaction (an internal transfer) takes the sentinels
 # below it: NATIVE_LOG_INDEX - n for the n-th call of the transaction's trace.

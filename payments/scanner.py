@@ -34,6 +34,7 @@ from payments.models import (
 )
 from payments.rpc import (
     Block,
+    InvalidAnswer,
     RangeTooLarge,
     RpcClient,
     RpcError,
@@ -101,13 +102,13 @@ def chain_scan_lock(chain: Chain) -> Iterator[bool]:
                     cursor.execute("SELECT pg_advisory_unlock(%s)", [key])
         return
     # SQLite (make run): the cache is the lock; the conditional cursor update still guards.
-    key = f"payments:scan-lock:{chain.pk}"
-    acquired = cache.add(key, 1, timeout=int(settings.PAYMENTS_SCAN_TIME_BUDGET_SECONDS) + 60)
+    cache_key = f"payments:scan-lock:{chain.pk}"
+    acquired = cache.add(cache_key, 1, timeout=int(settings.PAYMENTS_SCAN_TIME_BUDGET_SECONDS) + 60)
     try:
         yield acquired
     finally:
         if acquired:
-            cache.delete(key)
+            cache.delete(cache_key)
 
 
 def cursor_for(*, chain: Chain, client: RpcClient) -> ScanCursor:
@@ -115,7 +116,10 @@ def cursor_for(*, chain: Chain, client: RpcClient) -> ScanCursor:
     cursor = ScanCursor.objects.filter(chain=chain).first()
     if cursor is not None:
         return cursor
-    head = client.block(client.block_number())
+    number = client.block_number()
+    head = client.block(number)
+    if head is None:  # a node behind a balancer may not have the head its peer named
+        raise InvalidAnswer(f"eth_getBlockByNumber: block {number} is missing")
     cursor, _created = ScanCursor.objects.get_or_create(
         chain=chain,
         defaults={
@@ -141,7 +145,7 @@ def chain_scan(*, chain: Chain, client: RpcClient | None = None) -> ScanReport:
         except RpcError as exc:
             report.error = str(exc)[:500]
             logger.warning("scan of chain %s stopped: %s", chain.chain_id, exc)
-        outcome = {"last_error": report.error}
+        outcome: dict[str, str | datetime] = {"last_error": report.error}
         if not report.error:
             outcome["scanned_at"] = timezone.now()
         ScanCursor.objects.filter(chain=chain).update(**outcome)
@@ -336,7 +340,10 @@ def _reorg_check(*, chain: Chain, cursor: ScanCursor, client: RpcClient, report:
         number = max(0, cursor.block_number - settings.PAYMENTS_REORG_HISTORY_BLOCKS)
         # A restarted devnet can even be shorter than that.
         number = min(number, client.block_number())
-        ancestor = (number, client.block_hashes([number])[number])
+        restart_hash = client.block_hashes([number])[number]
+        if restart_hash is None:
+            raise RpcUnavailable(f"the node does not know block {number} yet")
+        ancestor = (number, restart_hash)
         logger.error("chain %s: reorg deeper than the kept history", chain.chain_id)
     number, block_hash = ancestor
     suspects = list(
@@ -351,17 +358,17 @@ def _reorg_check(*, chain: Chain, cursor: ScanCursor, client: RpcClient, report:
         ).update(block_number=number, block_hash=block_hash, block_time=None):
             raise CursorMoved
         ScannedBlock.objects.filter(chain=chain, number__gt=number).delete()
-        touched = set()
+        touched: set[int] = set()
         # After the cursor, as a scan range takes them: the orders, then their invoices.
-        order_ids = {t.invoice.order_id for t in suspects if t.invoice_id}
+        order_ids = {t.invoice.order_id for t in suspects if t.invoice is not None}
         with orders_and_invoices_locked(order_ids):
             for transfer in suspects:
                 # A block the node does not return (None) is unknown, not replaced: the rescan
                 # from the ancestor finds the transfer again if it is still there.
                 replaced = canonical[transfer.block_number] not in (None, transfer.block_hash)
-                if replaced and transfer_orphan(transfer=transfer):
+                if replaced and transfer_orphan(transfer=transfer) and transfer.invoice_id:
                     touched.add(transfer.invoice_id)
-            for invoice_id in sorted(i for i in touched if i):
+            for invoice_id in sorted(touched):
                 invoice_settle(invoice_id=invoice_id)
     logger.warning("chain %s: reorg, cursor back to %s", chain.chain_id, number)
     cursor.block_number, cursor.block_hash = number, block_hash
@@ -385,7 +392,8 @@ def _confirmations_update(*, chain: Chain, client: RpcClient, head: int, report:
         by_invoice[transfer.invoice_id].append(transfer)
     for invoice_id, transfers in by_invoice.items():
         # The order and its invoices before the transfers' events and the settlement.
-        order_ids = [transfers[0].invoice.order_id] if invoice_id else []
+        invoice = transfers[0].invoice  # selected with the transfer
+        order_ids = [invoice.order_id] if invoice is not None else []
         with orders_and_invoices_locked(order_ids):
             for transfer in transfers:
                 block_hash = canonical[transfer.block_number]

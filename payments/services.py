@@ -24,6 +24,13 @@ from rental.ratelimit import rate_limit_exceeded
 
 Actor = OrderEvent.Actor
 TX_HASH = re.compile(r"^0x[0-9a-fA-F]{64}$")
+# The transitions that take an unpaid order to paid when staff mark it paid. Keyed by str:
+# an order's status reads back from the database as a plain string.
+_STEPS_TO_PAID: dict[str, list[str]] = {
+    OrderStatus.AWAITING_PAYMENT: [OrderStatus.CONFIRMING, OrderStatus.PAID],
+    OrderStatus.EXPIRED: [OrderStatus.CONFIRMING, OrderStatus.PAID],
+    OrderStatus.CONFIRMING: [OrderStatus.PAID],
+}
 
 
 class PaymentError(Exception):
@@ -204,11 +211,7 @@ def invoice_mark_paid(*, invoice: Invoice, staff_user: User, reason: str) -> boo
         raise PaymentError(_("Give the reason for marking this order paid."), code="reason")
     with order_and_invoices_locked(invoice.order_id) as (order, invoices):
         invoice = next(each for each in invoices if each.pk == invoice.pk)
-        steps = {
-            OrderStatus.AWAITING_PAYMENT: [OrderStatus.CONFIRMING, OrderStatus.PAID],
-            OrderStatus.EXPIRED: [OrderStatus.CONFIRMING, OrderStatus.PAID],
-            OrderStatus.CONFIRMING: [OrderStatus.PAID],
-        }.get(order.status)
+        steps = _STEPS_TO_PAID.get(order.status)
         if steps is None:
             raise PaymentError(
                 _("Only an unpaid order can be marked paid (this one is %(status)s).")

@@ -60,7 +60,8 @@ def _transfer_data(transfer: Transfer) -> dict:
     }
 
 
-FLAG_REASONS = {
+# Keyed by str: a transfer's disposition reads back from the database as a plain string.
+FLAG_REASONS: dict[str, str] = {
     Disposition.WRONG_ASSET: gettext_noop("a transfer in another currency than the invoice's"),
     Disposition.CLOSED_INVOICE: gettext_noop("a transfer to the address of a replaced invoice"),
     Disposition.UNMONITORED: gettext_noop("a transfer after the watch period"),
@@ -171,7 +172,8 @@ def transfer_confirm(*, transfer: Transfer) -> bool:
     ):
         return False
     transfer.status = Transfer.Status.CONFIRMED
-    if transfer.invoice_id and transfer.disposition == Disposition.CREDIT:
+    # invoice_id None reads transfer.invoice as None without a query.
+    if transfer.disposition == Disposition.CREDIT and transfer.invoice is not None:
         _transfer_event(transfer=transfer, invoice=transfer.invoice, kind=Kind.TRANSFER_CONFIRMED)
     return True
 
@@ -185,7 +187,7 @@ def transfer_orphan(*, transfer: Transfer) -> bool:
     ):
         return False
     transfer.status = Transfer.Status.ORPHANED
-    if transfer.invoice_id:
+    if transfer.invoice is not None:
         _transfer_event(
             transfer=transfer,
             invoice=transfer.invoice,

@@ -56,7 +56,7 @@ def payment_status_context(*, order: Order, now=None) -> dict:
     """
     now = now or timezone.now()
     progress = payment_progress(order=order)
-    invoice = progress and progress.invoice
+    invoice = progress.invoice if progress is not None else None
     payable = order.status == OrderStatus.AWAITING_PAYMENT and order.payment_deadline > now
     context: dict = {
         "order": order,
@@ -76,7 +76,7 @@ def payment_status_context(*, order: Order, now=None) -> dict:
             "chain": progress.chain,
             "transfers": _transfer_rows(progress),
             "amount_left": in_asset_units(progress.left, asset=progress.asset),
-            "waiting_for_money": invoice.status == Invoice.Status.OPEN and payable,
+            "waiting_for_money": progress.invoice.status == Invoice.Status.OPEN and payable,
         }
     )
     return context

@@ -4,6 +4,7 @@ retried from the database so a worker restart loses nothing."""
 import logging
 import time
 from datetime import datetime, timedelta
+from typing import Any
 from urllib.parse import urlsplit
 
 import certifi
@@ -121,6 +122,7 @@ def webhook_deliveries_create(*, event: OrderEvent, now=None) -> list[WebhookDel
     if not endpoints:
         return []
     order = api_order_for_user(user=event.order.user, number=event.order.number)
+    assert order is not None  # the event's order belongs to the event's order's user
     body = WebhookBody(
         id=f"evt_{event.pk}",
         type=event_type,
@@ -194,6 +196,7 @@ def _post_to_address(url: str, address: str, *, body: bytes, headers: dict) -> i
         connect=settings.API_WEBHOOK_CONNECT_TIMEOUT_SECONDS,
         total=settings.API_WEBHOOK_TIMEOUT_SECONDS,
     )
+    pool: urllib3.HTTPConnectionPool
     if parts.scheme == "https":
         pool = urllib3.HTTPSConnectionPool(
             address,
@@ -253,7 +256,7 @@ def webhook_delivery_attempt(*, delivery_id, now=None) -> str:
     slow = time.monotonic() - started > settings.API_WEBHOOK_SLOW_SECONDS
     finished = timezone.now()
     attempts = delivery.attempts + 1
-    changes = {
+    changes: dict[str, Any] = {
         "attempts": attempts,
         "last_attempt_at": finished,
         "last_status_code": status_code,

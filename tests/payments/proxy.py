@@ -15,7 +15,8 @@ class FlakyRpcProxy:
 
     `failures` lists what the next requests meet, one each: "drop" (the connection closes
     with no answer), or an HTTP status answered with a plain-text body. `malformed` maps a
-    method to the result answered for it instead of the node's.
+    method to the result answered for it instead of the node's. Blocks in `missing_blocks`
+    are answered null by eth_getBlockByNumber, batched or not, like a node behind its peers.
     """
 
     def __init__(
@@ -35,6 +36,7 @@ class FlakyRpcProxy:
         self.log_ranges: list[tuple[int, int]] = []
         self.failures: list[str | int] = []
         self.malformed: dict[str, object] = {}
+        self.missing_blocks: set[int] = set()
         self.requests = 0
         proxy = self
 
@@ -67,7 +69,8 @@ class FlakyRpcProxy:
                     timeout=10,
                     headers={"Content-Type": "application/json"},
                 )
-                self._send(answer.status_code, answer.content, "application/json")
+                content = proxy._without_missing_blocks(payload, answer.content)
+                self._send(answer.status_code, content, "application/json")
 
             def _send(self, status, content, content_type):
                 self.send_response(status)
@@ -107,6 +110,23 @@ class FlakyRpcProxy:
             }
         self.log_ranges.append((start, end))
         return None
+
+    def _without_missing_blocks(self, payload, content: bytes) -> bytes:
+        calls = payload if isinstance(payload, list) else [payload]
+        missing = {
+            call["id"]
+            for call in calls
+            if call.get("method") == "eth_getBlockByNumber"
+            and str(call["params"][0]).startswith("0x")
+            and int(call["params"][0], 16) in self.missing_blocks
+        }
+        if not missing:
+            return content
+        answer = json.loads(content)
+        for item in answer if isinstance(answer, list) else [answer]:
+            if item.get("id") in missing:
+                item["result"] = None
+        return json.dumps(answer).encode()
 
     def __enter__(self):
         self.thread.start()

@@ -8,7 +8,7 @@ test_watcher.py and tests/drills/test_rpc_down.py.
 import pytest
 from eth_abi import encode
 
-from payments.models import ScanCursor
+from payments.models import ScanCursor, ScannedBlock
 from payments.rpc import (
     TRANSFER_TOPIC,
     InvalidAnswer,
@@ -125,6 +125,34 @@ def test_a_scan_meeting_malformed_logs_stops_with_the_error_and_keeps_its_cursor
     cursor = ScanCursor.objects.get(chain=devnet.chain)
     assert (cursor.block_number, cursor.last_error) == (before.block_number, report.error)
     assert not invoice.transfers.exists()
+
+
+def test_a_first_scan_whose_head_block_is_missing_stops_with_the_error_and_no_cursor(devnet):
+    # A load-balanced node may name a head that its peer behind the balancer does not have.
+    ScanCursor.objects.filter(chain=devnet.chain).delete()
+    with FlakyRpcProxy(devnet.node.url) as proxy:
+        proxy.malformed = {"eth_getBlockByNumber": None}
+        report = devnet.scan(client=_client(proxy.url))
+    assert "eth_getBlockByNumber: block" in report.error
+    assert not ScanCursor.objects.filter(chain=devnet.chain).exists()
+
+
+def test_a_reorg_deeper_than_the_history_with_its_restart_block_missing_keeps_the_cursor(
+    devnet, settings
+):
+    devnet.mine(3)
+    devnet.scan()
+    cursor = ScanCursor.objects.get(chain=devnet.chain)
+    # The cursor's block and every kept one left the chain: the scan restarts below them.
+    ScannedBlock.objects.filter(chain=devnet.chain).delete()
+    ScanCursor.objects.filter(pk=cursor.pk).update(block_hash="0x" + "ee" * 32)
+    restart = max(0, cursor.block_number - settings.PAYMENTS_REORG_HISTORY_BLOCKS)
+    with FlakyRpcProxy(devnet.node.url) as proxy:
+        proxy.missing_blocks = {restart}
+        report = devnet.scan(client=_client(proxy.url))
+    assert f"block {restart}" in report.error
+    after = ScanCursor.objects.get(pk=cursor.pk)
+    assert (after.block_number, after.block_hash) == (cursor.block_number, "0x" + "ee" * 32)
 
 
 def _log(topics: list[str], data: str) -> Log:
