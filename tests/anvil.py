@@ -94,16 +94,6 @@ def anvil():
         anvil_stop(node)
 
 
-@pytest.fixture
-def celery_eager():
-    from rental.celery import app
-
-    saved = app.conf.task_always_eager, app.conf.task_eager_propagates
-    app.conf.task_always_eager, app.conf.task_eager_propagates = True, True
-    yield app
-    app.conf.task_always_eager, app.conf.task_eager_propagates = saved
-
-
 class Devnet:
     """What a payment test does to the chain, in a sentence each."""
 

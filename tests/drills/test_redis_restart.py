@@ -6,7 +6,6 @@ can be queued: the order page must still answer, and every event must still be s
 """
 
 import json
-import time
 from collections import Counter
 
 import pytest
@@ -15,25 +14,20 @@ from api.webhooks.services import webhook_endpoint_create
 from orders.models import Order, OrderEvent
 from orders.tasks import orders_dispatch_pending_task
 from tests.drills.processes import wait_until
-from tests.factories import EnvironmentFactory, GpuModelFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture
-def gpu(transactional_db):
-    EnvironmentFactory(slug="pytorch", name="PyTorch")
-    return GpuModelFactory(slug="h100-sxm", name="H100 SXM 80 GB", units_total=16)
+def _not_queued(event: OrderEvent) -> str:
+    return f"order_event_dispatch_task({event.pk},) not queued"
 
 
 def _order_through_the_page(client, gpu) -> Order:
     before = list(Order.objects.values_list("pk", flat=True))
-    started = time.monotonic()
     response = client.post(
         f"/en/gpus/{gpu.slug}/configure/", {"environment": "pytorch", "quantity": "1", "term": "7"}
     )
     assert response.status_code == 302, response.content[:500]
-    assert time.monotonic() - started < 5  # no hang on the dead broker
     order = Order.objects.exclude(pk__in=before).get()
     assert response["Location"].endswith(f"/account/orders/{order.number}/")
     return order
@@ -48,7 +42,7 @@ def _undispatched(orders) -> set[int]:
 
 
 def test_orders_placed_across_a_broker_crash_are_all_kept_and_all_notified_once(
-    client, customer, gpu, broker, worker_factory, receiver
+    client, customer, gpu, broker, worker_factory, receiver, caplog
 ):
     webhook_endpoint_create(user=customer, url=receiver.url, events=["order.created"])
     client.force_login(customer)
@@ -57,7 +51,12 @@ def test_orders_placed_across_a_broker_crash_are_all_kept_and_all_notified_once(
     assert broker.client().llen("default") == 2
 
     broker.crash()
-    while_down = [_order_through_the_page(client, gpu) for _ in range(2)]
+    while_down = []
+    for _ in range(2):
+        while_down.append(_order_through_the_page(client, gpu))
+        # No hang on the dead broker: the page answered once queueing had failed, while the
+        # broker was still down (it restarts below, after both pages answered).
+        assert _not_queued(while_down[-1].events.get()) in caplog.text
     # Too fresh for the sweep: a task may still be on its way, so it is not queued again.
     assert orders_dispatch_pending_task() == 0
 
@@ -96,18 +95,13 @@ def test_orders_placed_across_a_broker_crash_are_all_kept_and_all_notified_once(
         assert sum(n for subject, n in subjects.items() if order.number in subject) == 1
 
 
-def test_order_create_commits_and_returns_while_the_broker_is_down(customer, gpu, broker, caplog):
+def test_order_create_commits_and_returns_while_the_broker_is_down(
+    customer, gpu, pytorch, broker, caplog
+):
     from orders.services import order_create
-    from tests.factories import EnvironmentFactory as Environments
 
     broker.crash()
-    order = order_create(
-        user=customer,
-        gpu=gpu,
-        environment=Environments(slug="pytorch"),
-        quantity=1,
-        term_days=3,
-    )
+    order = order_create(user=customer, gpu=gpu, environment=pytorch, quantity=1, term_days=3)
     event = OrderEvent.objects.get(order=order)
     assert event.dispatched_at is None
-    assert f"order_event_dispatch_task({event.pk},) not queued" in caplog.text
+    assert _not_queued(event) in caplog.text

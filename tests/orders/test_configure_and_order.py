@@ -106,7 +106,7 @@ def test_order_numbers_are_not_sequential(customer, gpu, pytorch):
     assert sorted(numbers) != numbers or sorted(numbers, reverse=True) != numbers
 
 
-def test_custom_environment_keeps_its_description(client, customer, gpu, custom_env):
+def test_custom_environment_keeps_its_description(client, customer, gpu, custom_environment):
     client.force_login(customer)
     client.post(
         f"/en/gpus/{gpu.slug}/configure/",
@@ -162,7 +162,7 @@ def test_unknown_or_inactive_gpu_has_no_configurator(client, customer, gpu):
 
 
 def test_order_received_email_is_in_the_customers_language(
-    client, customer, gpu, eager_celery, django_capture_on_commit_callbacks
+    client, customer, gpu, celery_eager, django_capture_on_commit_callbacks
 ):
     customer.language = "en"
     customer.save()
@@ -190,7 +190,9 @@ def test_forms_are_csrf_protected(customer, gpu, url):
     assert not Order.objects.exists()
 
 
-def test_choosing_custom_shows_the_price_before_the_description_is_typed(client, gpu, custom_env):
+def test_choosing_custom_shows_the_price_before_the_description_is_typed(
+    client, gpu, custom_environment
+):
     response = client.get(
         f"/en/gpus/{gpu.slug}/configure/",
         {"environment": "custom", "quantity": 1, "term": 7},

@@ -121,7 +121,7 @@ def test_units_of_an_order_past_its_deadline_are_not_sold_again_before_it_expire
 
 @pytest.mark.django_db
 def test_a_rental_completes_at_the_end_of_its_term_with_a_notice_the_day_before(
-    eager_celery, django_capture_on_commit_callbacks
+    celery_eager, django_capture_on_commit_callbacks
 ):
     now = timezone.now()
     order = OrderFactory(

@@ -2,6 +2,8 @@
 
 import itertools
 import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
 
 import pytest
 from django.core import mail
@@ -9,10 +11,10 @@ from django.db import connection
 from web3 import Web3
 
 from orders.models import OrderStatus
-from payments import rpc
+from payments import rpc, scanner
 from payments.models import Chain, Invoice, ScanCursor, Transfer
 from payments.rpc import RpcClient
-from payments.scanner import chain_scan
+from payments.scanner import ScanReport, chain_scan
 from payments.tasks import chain_scan_task, invoice_check_task
 from tests.payments.helpers import order_with_invoice, reload
 from tests.payments.proxy import FlakyRpcProxy
@@ -46,49 +48,17 @@ def test_the_same_scan_and_task_run_twice_record_one_transfer_one_event_one_emai
     assert len(mail.outbox) == 1
 
 
-@pytest.mark.django_db(transaction=True)
-def test_two_scans_of_one_chain_at_once_record_one_transfer(devnet, monkeypatch):
-    invoice = order_with_invoice(devnet.usdc)
-    devnet.pay_token(invoice.deposit_address, int(invoice.amount_due))
-    devnet.mine(3)
-
-    def scan_in_thread(results):
-        try:
-            results.append(chain_scan(chain=Chain.objects.get(pk=devnet.chain.pk)))
-        finally:
-            connection.close()
-
-    results: list = []
-    threads = [threading.Thread(target=scan_in_thread, args=(results,)) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert Transfer.objects.count() == 1
-    assert reload(invoice)[1].status == OrderStatus.PAID
-    assert not any(r.error for r in results)
-
-
-@pytest.mark.django_db(transaction=True)
-def test_without_the_lock_the_cursor_guard_still_records_once(devnet, monkeypatch):
-    from contextlib import contextmanager
-
-    from payments import scanner
-
-    @contextmanager
-    def no_lock(chain):
-        yield True
-
-    monkeypatch.setattr(scanner, "chain_scan_lock", no_lock)
-    invoice = order_with_invoice(devnet.usdc)
-    devnet.pay_token(invoice.deposit_address, int(invoice.amount_due))
-    devnet.mine(3)
-    barrier = threading.Barrier(2)
+def _scans_in_threads(devnet, *, then=lambda report: None) -> list[ScanReport]:
+    """Two scans of the chain at once, each on its own connection, each followed by `then`."""
+    reports: list[ScanReport] = []
+    errors: list[BaseException] = []
 
     def scan_in_thread():
         try:
-            barrier.wait()
-            chain_scan(chain=Chain.objects.get(pk=devnet.chain.pk))
+            reports.append(chain_scan(chain=Chain.objects.get(pk=devnet.chain.pk)))
+            then(reports[-1])
+        except BaseException as error:
+            errors.append(error)
         finally:
             connection.close()
 
@@ -97,6 +67,71 @@ def test_without_the_lock_the_cursor_guard_still_records_once(devnet, monkeypatc
         thread.start()
     for thread in threads:
         thread.join()
+    assert not errors, errors
+    return reports
+
+
+@dataclass
+class CursorReads:
+    barrier: threading.Barrier
+    positions: list[int]
+
+
+@pytest.fixture
+def both_read_the_cursor(monkeypatch) -> CursorReads:
+    """A barrier each scan meets right after reading the cursor, before it writes anything
+    that depends on it: the scans cannot run one after the other. It gives up after 20 s
+    (BrokenBarrierError) rather than hang."""
+    reads = CursorReads(barrier=threading.Barrier(2, timeout=20), positions=[])
+    read = scanner.cursor_for
+
+    def read_then_meet(**kwargs):
+        cursor = read(**kwargs)
+        reads.positions.append(cursor.block_number)
+        reads.barrier.wait()
+        return cursor
+
+    monkeypatch.setattr(scanner, "cursor_for", read_then_meet)
+    return reads
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_scans_of_one_chain_at_once_record_one_transfer(devnet, both_read_the_cursor):
+    invoice = order_with_invoice(devnet.usdc)
+    devnet.pay_token(invoice.deposit_address, int(invoice.amount_due))
+    devnet.mine(3)
+
+    def wait_if_skipped(report):
+        if report.skipped:
+            # The scan holding the lock waits at the barrier until this one was turned away.
+            both_read_the_cursor.barrier.wait()
+
+    reports = _scans_in_threads(devnet, then=wait_if_skipped)
+    assert sorted(r.skipped for r in reports) == [False, True]
+    assert Transfer.objects.count() == 1
+    assert reload(invoice)[1].status == OrderStatus.PAID
+    assert not any(r.error for r in reports)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_the_lock_the_cursor_guard_still_records_once(
+    devnet, monkeypatch, both_read_the_cursor
+):
+    @contextmanager
+    def no_lock(chain):
+        yield True
+
+    monkeypatch.setattr(scanner, "chain_scan_lock", no_lock)
+    invoice = order_with_invoice(devnet.usdc)
+    devnet.pay_token(invoice.deposit_address, int(invoice.amount_due))
+    devnet.mine(3)
+
+    reports = _scans_in_threads(devnet)
+    # Both scans started from the same cursor; the conditional update let one move it, the
+    # other found it moved and kept none of its writes.
+    first, second = both_read_the_cursor.positions
+    assert first == second < ScanCursor.objects.get(chain=devnet.chain).block_number
+    assert sorted(report.blocks > 0 for report in reports) == [False, True]
     assert Transfer.objects.count() == 1
     order = reload(invoice)[1]
     assert order.status == OrderStatus.PAID
