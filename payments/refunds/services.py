@@ -81,8 +81,8 @@ def order_refund_owed_record(*, order: Order) -> None:
 def refund_address_clean(*, address: str, confirmation: str = "") -> str:
     """The refund address in lower case, or PaymentError (code `address`) with the reason.
 
-    A checksummed address (EIP-55, mixed case) proves itself; one without checksum (all
-    lower or upper case) is accepted only when typed twice alike.
+    A checksummed address (EIP-55) proves itself; mixed case that fails the checksum is a
+    typo; one without checksum (all lower or upper case) is accepted only when typed twice.
     """
     address, confirmation = (address or "").strip(), (confirmation or "").strip()
     if not ADDRESS.match(address):
@@ -91,8 +91,8 @@ def refund_address_clean(*, address: str, confirmation: str = "") -> str:
             code="address",
         )
     digits = address[2:]
-    has_checksum = digits not in (digits.lower(), digits.upper())
-    if has_checksum and not is_checksum_address(address):
+    has_checksum = is_checksum_address(address)
+    if not has_checksum and digits not in (digits.lower(), digits.upper()):
         raise PaymentError(
             _(
                 "This address fails its checksum (the mix of capitals): it holds a typo. "
