@@ -55,6 +55,11 @@ class WebhookEvent(models.TextChoices):
     ORDER_TRANSFER_CONFIRMED = "order.transfer_confirmed", _("Transfer confirmed")
     ORDER_TRANSFER_ORPHANED = "order.transfer_orphaned", _("Transfer removed by a reorganisation")
     ORDER_PAYMENT_FLAGGED = "order.payment_flagged", _("Payment needs attention")
+    ORDER_REFUND_OWED = "order.refund_owed", _("Refund owed")
+    ORDER_REFUND_ADDRESS_GIVEN = "order.refund_address_given", _("Refund address given")
+    ORDER_REFUND_SENT = "order.refund_sent", _("Refund sent, checking on chain")
+    ORDER_REFUND_CONFIRMED = "order.refund_confirmed", _("Refund confirmed on chain")
+    ORDER_REFUND_REJECTED = "order.refund_rejected", _("Refund transaction refused")
     ORDER_NOTE = "order.note", _("Note")
 
 

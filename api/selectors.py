@@ -10,6 +10,8 @@ from catalog.selectors import active_environments
 from orders.models import Order
 from orders.stock import gpus_with_availability
 from payments.models import Asset
+from payments.refunds.models import Refund
+from payments.refunds.selectors import refund_current, refunds_with_facts
 from payments.selectors import (
     PaymentProgress,
     assets_offered,
@@ -41,6 +43,7 @@ def api_orders_for_user(*, user: User, status: str | None = None) -> QuerySet[Or
         .prefetch_related(
             "events",
             Prefetch("invoices", queryset=invoices_with_progress()),
+            Prefetch("refunds", queryset=refunds_with_facts()),
         )
     )
     if status:
@@ -60,3 +63,11 @@ def order_payment(*, order: Order) -> PaymentProgress | None:
     Expects `order` from api_orders_for_user (invoices and their transfers prefetched).
     """
     return payment_progress(order=order, invoices=order.invoices.all())
+
+
+def order_refund(*, order: Order) -> Refund | None:
+    """The refund the order shows (open, else the latest done); None when none is owed.
+
+    Expects `order` from api_orders_for_user (refunds prefetched).
+    """
+    return refund_current(order=order, refunds=order.refunds.all())

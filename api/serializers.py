@@ -3,9 +3,11 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from api.selectors import order_payment
+from api.selectors import order_payment, order_refund
 from orders.models import Order, OrderEvent, OrderStatus
 from payments.models import Invoice, Transfer
+from payments.refunds.models import REJECTIONS, Refund, RefundStatus
+from payments.refunds.selectors import refund_address_display
 from payments.selectors import PaymentProgress, TransferProgress, in_asset_units
 
 
@@ -78,6 +80,34 @@ class PaymentOutputSerializer(serializers.Serializer):
         return in_asset_units(payment.due, asset=payment.asset)
 
 
+class RefundOutputSerializer(serializers.Serializer):
+    amount = BaseUnitsField(help_text="Amount owed, base units.")
+    amount_display = serializers.SerializerMethodField(help_text="Amount owed in whole units.")
+    asset = serializers.CharField(source="asset.slug", help_text="Asset id of the refund.")
+    decimals = serializers.IntegerField(source="asset.decimals")
+    chain_id = serializers.IntegerField(source="chain.chain_id")
+    network = serializers.CharField(source="chain.name")
+    address = serializers.SerializerMethodField(
+        help_text="Refund address (EIP-55 checksummed); empty until given."
+    )
+    tx_hash = serializers.CharField(help_text="The refund transaction; empty until sent.")
+    status = serializers.ChoiceField(choices=RefundStatus.choices)
+    rejection = serializers.ChoiceField(
+        choices=list(REJECTIONS.items()),
+        allow_blank=True,
+        help_text="Why the last transaction was refused (status `rejected`); else empty.",
+    )
+
+    class Meta:
+        ref_name = "Refund"
+
+    def get_amount_display(self, refund: Refund) -> str:
+        return in_asset_units(refund.amount, asset=refund.asset)
+
+    def get_address(self, refund: Refund) -> str:
+        return refund_address_display(refund)
+
+
 class OrderEventOutputSerializer(serializers.Serializer):
     status = serializers.ChoiceField(
         source="new_status", choices=OrderStatus.choices, help_text="Status after the event."
@@ -125,6 +155,11 @@ class OrderOutputSerializer(serializers.Serializer):
         help_text="Payment instructions and progress; null if no invoice was issued."
     )
 
+    refund = serializers.SerializerMethodField(
+        help_text="A refund owed to you (overpayment, cancelled after payment): give its "
+        "address with `POST /orders/{number}/refund-address/`. Null when none is owed."
+    )
+
     class Meta:
         ref_name = "Order"
 
@@ -138,6 +173,11 @@ class OrderOutputSerializer(serializers.Serializer):
     def get_payment(self, order: Order) -> dict | None:
         payment = order_payment(order=order)
         return PaymentOutputSerializer(payment).data if payment else None
+
+    @extend_schema_field(RefundOutputSerializer(allow_null=True))
+    def get_refund(self, order: Order) -> dict | None:
+        refund = order_refund(order=order)
+        return RefundOutputSerializer(refund).data if refund else None
 
 
 def order_representation(order: Order) -> dict:

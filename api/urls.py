@@ -1,7 +1,7 @@
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from api.views import catalog, orders, payments, webhooks
+from api.views import catalog, orders, payments, refunds, webhooks
 
 app_name = "api"
 
@@ -15,6 +15,11 @@ v1 = [
     path("orders/<slug:number>/", orders.OrderDetailApi.as_view(), name="order-detail"),
     path("orders/<slug:number>/cancel/", orders.OrderCancelApi.as_view(), name="order-cancel"),
     path("orders/<slug:number>/paid/", orders.OrderPaidApi.as_view(), name="order-paid"),
+    path(
+        "orders/<slug:number>/refund-address/",
+        refunds.OrderRefundAddressApi.as_view(),
+        name="order-refund-address",
+    ),
     path("webhooks/", webhooks.WebhookEndpointListApi.as_view(), name="webhook-list"),
     path(
         "webhooks/<int:endpoint_id>/",

@@ -28,6 +28,9 @@ expiry_checks: Hooks[Callable[..., bool]] = Hooks()
 provisioning_holds: Hooks[Callable[..., str | None]] = Hooks()
 # check(order=) -> True once money reached the order: then it can no longer be cancelled.
 funds_received_checks: Hooks[Callable[..., bool]] = Hooks()
+# record(order=) once staff refunded a paid order, in that transaction: what was received is
+# owed back (payments holds the money, so it records the refund).
+refund_records: Hooks[Callable[..., object]] = Hooks()
 # section(order=) -> the PageSection the app adds to the order page, in registration order.
 page_sections: Hooks[Callable[..., PageSection]] = Hooks()
 
@@ -42,6 +45,11 @@ def order_provisioning_hold(*, order: Order) -> str | None:
 
 def order_funds_received(*, order: Order) -> bool:
     return any(check(order=order) for check in funds_received_checks)
+
+
+def order_refund_record(*, order: Order) -> None:
+    for record in refund_records:
+        record(order=order)
 
 
 def order_page_sections(

@@ -120,6 +120,11 @@ class OrderEvent(models.Model):
         TRANSFER_CONFIRMED = "transfer_confirmed", _("Transfer confirmed")
         TRANSFER_ORPHANED = "transfer_orphaned", _("Transfer removed by a reorganisation")
         PAYMENT_FLAGGED = "payment_flagged", _("Payment needs attention")
+        REFUND_OWED = "refund_owed", _("Refund owed")
+        REFUND_ADDRESS_GIVEN = "refund_address_given", _("Refund address given")
+        REFUND_SENT = "refund_sent", _("Refund sent, checking on chain")
+        REFUND_CONFIRMED = "refund_confirmed", _("Refund confirmed on chain")
+        REFUND_REJECTED = "refund_rejected", _("Refund transaction refused")
         NOTE = "note", _("Note")
 
     class Actor(models.TextChoices):

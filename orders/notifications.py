@@ -13,6 +13,11 @@ STATUS_EMAILS = {
     OrderStatus.EXPIRED: "expired",
 }
 ENDING_SOON = "ending_soon"
+# E-mail template per event kind: a refund owed asks for an address, a refund done says so.
+KIND_EMAILS = {
+    OrderEvent.Kind.REFUND_OWED: "refund_owed",
+    OrderEvent.Kind.REFUND_CONFIRMED: "refund_confirmed",
+}
 
 
 def _email_for(event: OrderEvent) -> str | None:
@@ -20,7 +25,7 @@ def _email_for(event: OrderEvent) -> str | None:
         return STATUS_EMAILS.get(event.new_status)
     if event.kind == OrderEvent.Kind.NOTE and event.data.get("notice") == ENDING_SOON:
         return ENDING_SOON
-    return None
+    return KIND_EMAILS.get(event.kind)
 
 
 def order_event_email(*, event: OrderEvent) -> None:
@@ -29,5 +34,7 @@ def order_event_email(*, event: OrderEvent) -> None:
         # Already in a worker (the event's dispatch task): sent here, not queued again.
         order = event.order
         user_mail(
-            user=order.user, template=f"orders/email/{template}", context={"order": order}
+            user=order.user,
+            template=f"orders/email/{template}",
+            context={"order": order, "event": event},
         ).send()

@@ -14,7 +14,12 @@ from django.utils.translation import gettext_noop
 from accounts.models import User
 from catalog.models import TERMS, Environment, GpuModel
 from catalog.pagecache import catalog_changed
-from orders.hooks import order_funds_received, order_may_expire, order_provisioning_hold
+from orders.hooks import (
+    order_funds_received,
+    order_may_expire,
+    order_provisioning_hold,
+    order_refund_record,
+)
 from orders.models import Order, OrderEvent, OrderStatus
 from orders.stock import gpu_available_units
 from orders.transitions import order_event_record, order_transition
@@ -332,12 +337,17 @@ def order_complete(*, order: Order, actor_user: User, reason: str = "") -> bool:
 
 
 def order_refund(*, order: Order, actor_user: User, reason: str) -> bool:
+    """Staff refund a paid order: it ends, and what it received is owed back (orders.hooks)."""
     if not reason.strip():
         raise OrderError(_("Give the reason for the refund."), field="reason")
-    return order_transition(
-        order=order,
-        to=OrderStatus.REFUNDED,
-        actor=Actor.STAFF,
-        actor_user=actor_user,
-        reason=reason.strip(),
-    )
+    with transaction.atomic():
+        refunded = order_transition(
+            order=order,
+            to=OrderStatus.REFUNDED,
+            actor=Actor.STAFF,
+            actor_user=actor_user,
+            reason=reason.strip(),
+        )
+        if refunded:
+            order_refund_record(order=order)
+    return refunded

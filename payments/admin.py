@@ -5,6 +5,9 @@ from django.template.response import TemplateResponse
 from django.utils.translation import gettext_lazy as _
 
 from payments.models import Asset, Chain, Invoice, PaymentClaim, Rate, ScanCursor, Transfer
+
+# Registers the refunds' admin (payments/refunds/admin.py) with the rest of payments.
+from payments.refunds import admin as _refunds_admin  # noqa: F401
 from payments.selectors import in_asset_units
 from payments.services import PaymentError, invoice_funds_lost_clear, invoice_mark_paid
 

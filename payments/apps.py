@@ -10,6 +10,8 @@ class PaymentsConfig(AppConfig):
         # orders and rental ask, payments answers: neither imports payments.
         from orders import hooks
         from payments.health import chains_health
+        from payments.refunds.services import order_refund_owed_record
+        from payments.refunds.views import REFUND_SECTION, order_refund_section
         from payments.selectors import (
             order_funds_lost_hold,
             order_has_received_funds,
@@ -22,4 +24,6 @@ class PaymentsConfig(AppConfig):
         hooks.provisioning_holds.register("payments", order_funds_lost_hold)
         hooks.funds_received_checks.register("payments", order_has_received_funds)
         hooks.page_sections.register(PAYMENT_SECTION, order_payment_section)
+        hooks.page_sections.register(REFUND_SECTION, order_refund_section)
+        hooks.refund_records.register("payments", order_refund_owed_record)
         readiness_checks.register("chain", chains_health)

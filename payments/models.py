@@ -234,8 +234,9 @@ class Invoice(models.Model):
 
     @property
     def refund_owed(self) -> Decimal:
-        # An order that did not get its GPUs (they were sold while it was expired) owes it all.
-        if self.order.status in (OrderStatus.EXPIRED, OrderStatus.CANCELLED):
+        # An order that did not get its GPUs (they were sold while it was expired, or staff
+        # refunded it) owes it all.
+        if self.order.status in (OrderStatus.EXPIRED, OrderStatus.CANCELLED, OrderStatus.REFUNDED):
             return self.amount_received
         return max(self.amount_received - self.amount_due, Decimal(0))
 
@@ -360,3 +361,7 @@ class PaymentClaim(models.Model):
 
     def __str__(self) -> str:
         return f"{self.order.number} @ {self.created_at:%Y-%m-%d %H:%M}"
+
+
+# Refunds live in their own module; imported here so Django registers the model.
+from payments.refunds.models import Refund  # noqa: E402, F401

@@ -327,6 +327,11 @@ class RpcClient:
         raw = self.request("eth_getTransactionReceipt", [tx_hash])
         return None if raw is None else _validate(Receipt, raw, "eth_getTransactionReceipt")
 
+    def transaction(self, tx_hash: str) -> Transaction | None:
+        """The transaction, mined or still pending; None if the node does not know it."""
+        raw = self.request("eth_getTransactionByHash", [tx_hash])
+        return None if raw is None else _validate(Transaction, raw, "eth_getTransactionByHash")
+
     def receipts(self, tx_hashes: list[str]) -> list[Receipt]:
         raws = self.batch("eth_getTransactionReceipt", [[tx] for tx in tx_hashes])
         receipts = []

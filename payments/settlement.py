@@ -18,6 +18,7 @@ from orders.stock import UnitsGone, order_paying_transition
 from orders.transitions import order_event_record, order_transition
 from payments.locks import order_and_invoices_locked, orders_and_invoices_locked
 from payments.models import Asset, Chain, Invoice, Transfer
+from payments.refunds.services import refunds_owed_sync
 
 Actor = OrderEvent.Actor
 Kind = OrderEvent.Kind
@@ -285,6 +286,8 @@ def invoice_settle(*, invoice_id: int) -> None:
                 reason=gettext_noop("payment for a closed order"),
                 data=data,
             )
+        # Overpaid, paid late for units sold since, paid for a closed order: owed back.
+        refunds_owed_sync(order=order, invoices=[invoice])
 
 
 # Once paid, the order goes on to its machines: money that leaves the chain then is a loss.

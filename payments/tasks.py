@@ -82,3 +82,18 @@ def devnet_rates_refresh_task() -> int:
     from payments.services import devnet_rates_refresh
 
     return devnet_rates_refresh()
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def refund_verify_task(refund_id: int) -> str:
+    from payments.refunds.verify import refund_verify
+
+    return refund_verify(refund_id=refund_id)
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def refunds_verify_pending_task() -> int:
+    """Beat: check again each refund whose transaction was not final (or the node was down)."""
+    from payments.refunds.verify import refunds_verify_pending
+
+    return refunds_verify_pending()

@@ -71,6 +71,7 @@ ORDER_EXAMPLE = {
         "flags": [],
         "transfers": [],
     },
+    "refund": None,
 }
 # Printable ASCII without spaces, as in the IETF Idempotency-Key draft's examples.
 IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")

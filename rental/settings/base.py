@@ -262,6 +262,9 @@ CELERY_TASK_ROUTES = {
     "payments.tasks.chains_scan_task": {"queue": "chain"},
     "payments.tasks.chain_scan_task": {"queue": "chain"},
     "payments.tasks.invoice_check_task": {"queue": "chain"},
+    # Refund transactions checked on chain, and their beat.
+    "payments.tasks.refund_verify_task": {"queue": "chain"},
+    "payments.tasks.refunds_verify_pending_task": {"queue": "chain"},
     # Outbound HTTP to customers' servers.
     "api.tasks.webhook_delivery_attempt_task": {"queue": "webhooks"},
     # Everything else (order events, e-mails, sweeps, rates) goes to the default queue.
@@ -288,6 +291,12 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
         "task": "payments.tasks.native_balances_check_task",
         "schedule": PAYMENTS_NATIVE_BALANCE_CHECK_SECONDS,
         "options": {"expires": PAYMENTS_NATIVE_BALANCE_CHECK_SECONDS},
+    },
+    # Refund transactions not final yet: checked again until they are, or refused.
+    "payments-refunds-verify": {
+        "task": "payments.tasks.refunds_verify_pending_task",
+        "schedule": 20.0,
+        "options": {"expires": 20.0},
     },
     "payments-devnet-rates": {"task": "payments.tasks.devnet_rates_refresh_task", "schedule": 60.0},
     # Webhook deliveries whose retry time has come (the rows survive worker restarts).

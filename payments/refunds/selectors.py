@@ -1,0 +1,60 @@
+"""Reads on refunds: which one an order shows, and its facts for people (no HTML)."""
+
+from collections.abc import Iterable
+from decimal import Decimal
+
+from django.db.models import QuerySet
+from django.utils.formats import number_format
+from eth_utils import to_checksum_address
+
+from orders.models import Order
+from payments.refunds.models import Refund, RefundStatus
+from payments.selectors import in_asset_units
+
+
+def refunds_with_facts() -> QuerySet[Refund]:
+    return Refund.objects.select_related("asset", "chain")
+
+
+def refund_current(*, order: Order, refunds: Iterable[Refund] | None = None) -> Refund | None:
+    """The refund the order page and the API show: the one still open, else the latest done;
+    None when nothing is owed. `refunds`: the order's, prefetched, else read here."""
+    if refunds is None:
+        refunds = refunds_with_facts().filter(order=order)
+    latest_first = sorted(refunds, key=lambda refund: refund.created_at, reverse=True)
+    # An open refund at 0 was owed once, then its money left the chain (reorganisation).
+    open_refund = next(
+        (r for r in latest_first if r.status != RefundStatus.CONFIRMED and r.amount > 0), None
+    )
+    return open_refund or next(
+        (r for r in latest_first if r.status == RefundStatus.CONFIRMED), None
+    )
+
+
+def refund_address_display(refund: Refund) -> str:
+    return to_checksum_address(refund.address) if refund.address else ""
+
+
+def refund_amount_localized(refund: Refund) -> str:
+    """The amount in whole units in the active language, at least two decimals: 12,50."""
+    value = Decimal(in_asset_units(refund.amount, asset=refund.asset))
+    decimals = max(2, -value.as_tuple().exponent)
+    return number_format(value, decimal_pos=decimals, use_l10n=True)
+
+
+def refund_facts(refund: Refund) -> dict:
+    """What people are told of a refund (timeline data, e-mails, the page): plain strings."""
+    return {
+        "refund": refund.pk,
+        "invoice": refund.invoice_id,
+        "asset": refund.asset.slug,
+        "amount": str(int(refund.amount)),
+        "amount_display": in_asset_units(refund.amount, asset=refund.asset),
+        "symbol": refund.asset.symbol,
+        "network": refund.chain.name,
+        "address": refund_address_display(refund),
+        "tx_hash": refund.tx_hash,
+        "status": refund.status,
+        "rejection": refund.rejection,
+        "explorer_url": refund.chain.explorer_link(refund.tx_hash) if refund.tx_hash else "",
+    }

@@ -1,0 +1,238 @@
+"""Writes on refunds: what is owed, the customer's address, the transaction staff paste and
+the chain's verdict on it.
+
+Every write takes the order's lock, then its invoices' (payments.locks), so the refunds of
+one order change one at a time and in the one lock order; nothing here calls the RPC.
+"""
+
+import re
+from decimal import Decimal
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+from eth_utils import is_checksum_address
+
+from accounts.models import User
+from orders.models import Order, OrderEvent, OrderStatus
+from orders.transitions import order_event_record
+from payments.locks import order_and_invoices_locked
+from payments.models import Invoice
+from payments.refunds.models import REJECTIONS, Refund, RefundStatus
+from payments.refunds.selectors import refund_facts
+from payments.services import PaymentError, tx_hash_clean
+from payments.tasks import refund_verify_task
+from rental.celery import enqueue_after_commit
+
+Actor = OrderEvent.Actor
+Kind = OrderEvent.Kind
+ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
+# Statuses in which the refund is not sent yet: its amount and address may still change.
+UNSENT = (RefundStatus.OWED, RefundStatus.ADDRESS_GIVEN)
+
+
+def _event(*, refund: Refund, order: Order, kind: str, actor: str, **fields) -> None:
+    order_event_record(order=order, kind=kind, actor=actor, data=refund_facts(refund), **fields)
+
+
+def _owed_total(*, invoice: Invoice, status: str) -> Decimal:
+    # An expired order may still be revived by its late payment while its units are free:
+    # its money is owed back only once the units are gone (the `review` flag).
+    if status == OrderStatus.EXPIRED and not invoice.review:
+        return Decimal(0)
+    return invoice.refund_owed
+
+
+def refunds_owed_sync(*, order: Order, invoices: list[Invoice]) -> None:
+    """Bring each invoice's open refund to what is owed now: what it received beyond its due
+    (all of it when the order got nothing), less what confirmed refunds returned already.
+
+    Runs under order_and_invoices_locked (the settlement's, or a staff refund's), with `order`
+    and `invoices` read there. Safe to run again: it only writes what changed.
+    """
+    for invoice in invoices:
+        if invoice.status == Invoice.Status.CLOSED:
+            continue
+        invoice.order = order  # refund_owed reads the order's status: the locked one
+        refunds = list(Refund.objects.filter(invoice=invoice).select_related("asset", "chain"))
+        returned = sum((r.amount for r in refunds if r.status == RefundStatus.CONFIRMED), 0)
+        owed = max(_owed_total(invoice=invoice, status=order.status) - returned, Decimal(0))
+        current = next((r for r in refunds if r.status != RefundStatus.CONFIRMED), None)
+        if current is None and owed > 0:
+            refund = Refund.objects.create(
+                order=order,
+                invoice=invoice,
+                chain_id=invoice.asset.chain_id,
+                asset_id=invoice.asset_id,
+                amount=owed,
+            )
+            _event(refund=refund, order=order, kind=Kind.REFUND_OWED, actor=Actor.SYSTEM)
+        elif current is not None and current.status in UNSENT and current.amount != owed:
+            # Not sent yet: it follows the money (a further overpayment, a reorganisation).
+            Refund.objects.filter(pk=current.pk).update(amount=owed)
+
+
+def order_refund_owed_record(*, order: Order) -> None:
+    """Staff refunded the order (orders.hooks.refund_records): all it received is owed."""
+    with order_and_invoices_locked(order.pk) as (locked, invoices):
+        refunds_owed_sync(order=locked, invoices=invoices)
+
+
+def refund_address_clean(*, address: str, confirmation: str = "") -> str:
+    """The refund address in lower case, or PaymentError (code `address`) with the reason.
+
+    A checksummed address (EIP-55) proves itself; mixed case that fails the checksum is a
+    typo; one without checksum (all lower or upper case) is accepted only when typed twice.
+    """
+    address, confirmation = (address or "").strip(), (confirmation or "").strip()
+    if not ADDRESS.match(address):
+        raise PaymentError(
+            _("An address is 0x followed by 40 hexadecimal characters (0-9, a-f)."),
+            code="address",
+        )
+    digits = address[2:]
+    has_checksum = is_checksum_address(address)
+    if not has_checksum and digits not in (digits.lower(), digits.upper()):
+        raise PaymentError(
+            _(
+                "This address fails its checksum (the mix of capitals): it holds a typo. "
+                "Copy it again from your wallet."
+            ),
+            code="address",
+        )
+    if confirmation and confirmation.lower() != address.lower():
+        raise PaymentError(_("The two addresses differ."), code="address")
+    if not has_checksum and not confirmation:
+        raise PaymentError(
+            _("This address has no checksum capitals: type it a second time to confirm it."),
+            code="address",
+        )
+    if int(digits, 16) == 0:
+        raise PaymentError(_("Funds sent to the zero address are lost."), code="address")
+    if Invoice.objects.filter(deposit_address=address.lower()).exists():
+        raise PaymentError(
+            _("This is one of our deposit addresses: give an address of yours."), code="address"
+        )
+    return address.lower()
+
+
+def refund_address_set(
+    *, order: Order, address: str, confirmation: str = "", user: User, actor: str
+) -> list[Refund]:
+    """The customer gives (or corrects) the address of the refunds not sent yet."""
+    address = refund_address_clean(address=address, confirmation=confirmation)
+    now = timezone.now()
+    with order_and_invoices_locked(order.pk) as (order, _invoices):
+        refunds = list(
+            Refund.objects.filter(order=order, amount__gt=0)
+            .exclude(status=RefundStatus.CONFIRMED)
+            .select_related("asset", "chain")
+        )
+        if not refunds:
+            raise PaymentError(_("No refund is owed on this order."), code="no_refund")
+        if not any(refund.status in UNSENT for refund in refunds):
+            raise PaymentError(
+                _("The refund was sent already: its address can no longer change."),
+                code="refund_sent",
+            )
+        changed = []
+        for refund in refunds:
+            if refund.status not in UNSENT or (
+                refund.status == RefundStatus.ADDRESS_GIVEN and refund.address == address
+            ):
+                continue
+            refund.address, refund.status, refund.address_given_at = (
+                address,
+                RefundStatus.ADDRESS_GIVEN,
+                now,
+            )
+            refund.save(update_fields=["address", "status", "address_given_at"])
+            _event(
+                refund=refund,
+                order=order,
+                kind=Kind.REFUND_ADDRESS_GIVEN,
+                actor=actor,
+                actor_user=user,
+            )
+            changed.append(refund)
+    return changed
+
+
+SUBMITTABLE = {
+    RefundStatus.OWED: _("The customer has not given a refund address yet."),
+    RefundStatus.SENT: _("A transaction is being checked for this refund already."),
+    RefundStatus.CONFIRMED: _("This refund is done."),
+}
+
+
+def refund_tx_submit(*, refund: Refund, tx_hash: str, staff_user: User) -> Refund:
+    """Staff paid the refund from their wallet and paste its hash: checked on chain next
+    (payments.refunds.verify), never taken on trust. Raises PaymentError with the reason."""
+    tx_hash = tx_hash_clean(tx_hash)
+    if not tx_hash:
+        raise PaymentError(_("Paste the hash of the refund transaction."), code="tx_hash")
+    with order_and_invoices_locked(refund.order_id) as (order, _invoices):
+        refund = Refund.objects.select_related("asset", "chain").get(pk=refund.pk)
+        if refund.status in SUBMITTABLE:
+            raise PaymentError(SUBMITTABLE[refund.status], code="not_submittable")
+        used = _("This transaction already proves another refund.")
+        if (
+            Refund.objects.filter(chain_id=refund.chain_id, tx_hash=tx_hash)
+            .filter(status__in=[RefundStatus.SENT, RefundStatus.CONFIRMED])
+            .exists()
+        ):
+            raise PaymentError(used, code="already_used")
+        refund.status, refund.tx_hash, refund.staff_user = RefundStatus.SENT, tx_hash, staff_user
+        refund.sent_at, refund.rejection, refund.amount_sent = timezone.now(), "", None
+        refund.block_number = None
+        try:
+            with transaction.atomic():
+                refund.save()
+        except IntegrityError:
+            # Pasted for another order's refund at the same moment: the constraint decides.
+            raise PaymentError(used, code="already_used") from None
+        _event(
+            refund=refund,
+            order=order,
+            kind=Kind.REFUND_SENT,
+            actor=Actor.STAFF,
+            actor_user=staff_user,
+        )
+        enqueue_after_commit(refund_verify_task, refund.pk)
+    return refund
+
+
+def refund_verdict_record(
+    *, refund: Refund, tx_hash: str, rejection: str, amount_sent: int, block_number: int | None
+) -> bool:
+    """The chain's answer on the refund's transaction (payments.refunds.verify): confirmed
+    (no `rejection`) or refused with its reason. False if the refund moved on meanwhile (staff
+    pasted another hash, or another check recorded it first)."""
+    with order_and_invoices_locked(refund.order_id) as (order, invoices):
+        confirmed = not rejection
+        now = timezone.now()
+        fields = {
+            "status": RefundStatus.CONFIRMED if confirmed else RefundStatus.REJECTED,
+            "rejection": rejection,
+            "amount_sent": amount_sent,
+            "block_number": block_number,
+            "confirmed_at": now if confirmed else None,
+        }
+        if not Refund.objects.filter(
+            pk=refund.pk, status=RefundStatus.SENT, tx_hash=tx_hash
+        ).update(**fields):
+            return False
+        refund = Refund.objects.select_related("asset", "chain").get(pk=refund.pk)
+        if confirmed:
+            _event(refund=refund, order=order, kind=Kind.REFUND_CONFIRMED, actor=Actor.SYSTEM)
+            # Money received since the refund was computed is owed in a refund of its own.
+            refunds_owed_sync(order=order, invoices=invoices)
+        else:
+            _event(
+                refund=refund,
+                order=order,
+                kind=Kind.REFUND_REJECTED,
+                actor=Actor.SYSTEM,
+                reason=REJECTIONS[rejection],
+            )
+    return True

@@ -1,0 +1,119 @@
+"""The chain's verdict on a refund transaction staff pasted.
+
+It proves the refund when it succeeded, moved at least the amount owed of the refund's asset
+to the refund's address on the refund's network, and is final there. RPC calls first, without
+locks; the verdict is written after (payments.refunds.services.refund_verdict_record).
+"""
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.utils import timezone
+
+from payments.models import Chain
+from payments.refunds.models import Refund, RefundStatus
+from payments.refunds.services import refund_verdict_record
+from payments.rpc import Receipt, RpcClient, RpcError, Transaction, decode_transfer_log
+from payments.scanner import client_for
+from payments.tasks import refund_verify_task
+
+logger = logging.getLogger(__name__)
+# A transaction just broadcast may take a moment to reach the node we ask: "not found" is a
+# verdict only after this long.
+NOT_FOUND_GRACE = timedelta(minutes=2)
+
+
+def block_is_final(*, chain: Chain, client: RpcClient, block_number: int, block_hash: str) -> bool:
+    """The chain's finality rule, in one place: the block is the chain's number of
+    confirmations deep and still canonical. (Networks finalised by tag answer here too.)"""
+    head = client.block_number()
+    if head - block_number + 1 < max(chain.confirmations, 1):
+        return False
+    return client.block_hashes([block_number]).get(block_number) == block_hash
+
+
+@dataclass(frozen=True)
+class Verdict:
+    rejection: str  # empty: the transaction proves the refund
+    amount_sent: int = 0
+    block_number: int | None = None
+
+
+def _moved(*, refund: Refund, receipt: Receipt, tx: Transaction | None) -> tuple[int, bool]:
+    """(amount of the refund's asset that reached its address, whether anything else did)."""
+    amount, other_asset = 0, False
+    for log in receipt.logs:
+        decoded = decode_transfer_log(log)
+        if decoded is None or log.removed or decoded[1] != refund.address:
+            continue
+        if not refund.asset.is_native and log.address == refund.asset.contract_address:
+            amount += decoded[2]
+        else:
+            other_asset = True
+    if tx is not None and tx.to == refund.address and tx.value > 0:
+        if refund.asset.is_native:
+            amount += tx.value
+        else:
+            other_asset = True
+    return amount, other_asset
+
+
+def refund_chain_check(*, refund: Refund, client: RpcClient, now: datetime) -> Verdict | None:
+    """What the chain says of the refund's transaction; None while it cannot tell yet (not
+    mined, or not final)."""
+    receipt = client.receipt(refund.tx_hash)
+    tx = client.transaction(refund.tx_hash)
+    if receipt is None:
+        if tx is None and now - refund.sent_at >= NOT_FOUND_GRACE:
+            return Verdict("not_found")
+        return None
+    block = receipt.block_number
+    if not receipt.succeeded:
+        return Verdict("reverted", block_number=block)
+    amount, other_asset = _moved(refund=refund, receipt=receipt, tx=tx)
+    if not amount:
+        return Verdict("wrong_asset" if other_asset else "wrong_address", block_number=block)
+    if amount < refund.amount:
+        return Verdict("amount_too_small", amount_sent=amount, block_number=block)
+    final = block_is_final(
+        chain=refund.chain, client=client, block_number=block, block_hash=receipt.block_hash
+    )
+    return Verdict("", amount_sent=amount, block_number=block) if final else None
+
+
+def refund_verify(*, refund_id: int, now: datetime | None = None) -> str:
+    """Check a sent refund's transaction; returns the outcome (`checking` until final)."""
+    refund = (
+        Refund.objects.select_related("asset", "chain")
+        .filter(pk=refund_id, status=RefundStatus.SENT)
+        .first()
+    )
+    if refund is None:
+        return "done"  # checked already (a second delivery of the task), or a new hash
+    try:
+        verdict = refund_chain_check(
+            refund=refund, client=client_for(refund.chain), now=now or timezone.now()
+        )
+    except RpcError as exc:
+        # The beat asks again (refunds_verify_pending).
+        logger.warning("refund %s: chain check failed: %s", refund.pk, exc)
+        return "checking"
+    if verdict is None:
+        return "checking"
+    refund_verdict_record(
+        refund=refund,
+        tx_hash=refund.tx_hash,
+        rejection=verdict.rejection,
+        amount_sent=verdict.amount_sent,
+        block_number=verdict.block_number,
+    )
+    return verdict.rejection or "confirmed"
+
+
+def refunds_verify_pending() -> int:
+    """Queue a check of each refund still being checked (beat). Returns how many."""
+    refund_ids = list(Refund.objects.filter(status=RefundStatus.SENT).values_list("pk", flat=True))
+    for refund_id in refund_ids:
+        refund_verify_task.delay(refund_id)
+    return len(refund_ids)
