@@ -10,6 +10,7 @@ class PaymentsConfig(AppConfig):
         # orders and rental ask, payments answers: neither imports payments.
         from orders import hooks
         from payments.health import chains_health
+        from payments.notifications import order_payment_email_section
         from payments.selectors import (
             order_funds_lost_hold,
             order_has_received_funds,
@@ -22,4 +23,5 @@ class PaymentsConfig(AppConfig):
         hooks.provisioning_holds.register("payments", order_funds_lost_hold)
         hooks.funds_received_checks.register("payments", order_has_received_funds)
         hooks.page_sections.register(PAYMENT_SECTION, order_payment_section)
+        hooks.email_sections.register(PAYMENT_SECTION, order_payment_email_section)
         readiness_checks.register("chain", chains_health)

@@ -25,7 +25,7 @@ PASSWORD = "correct-Horse-battery-9"
 
 def displayed_qr(page) -> str:
     """What zxing-cpp (not segno, which drew it) reads from a screenshot of the QR element."""
-    png = page.locator(".payment-qr svg").screenshot()
+    png = page.locator(".payment-qr svg").screenshot(caret="initial")
     found = zxingcpp.read_barcodes(Image.open(io.BytesIO(png)))
     assert len(found) == 1, "the displayed QR code cannot be read"
     return found[0].text
@@ -109,6 +109,7 @@ def test_on_a_phone_the_amount_network_and_address_copy_are_on_the_first_screen(
 ):
     page = phone
     paying_customer(page, live_server, devnet)
+    screenshot(page, "payment-phone-first-screen")
     height = page.viewport_size["height"]
     for element in (
         page.get_by_test_id("payment-amount"),
@@ -120,7 +121,6 @@ def test_on_a_phone_the_amount_network_and_address_copy_are_on_the_first_screen(
     # The offer to cancel comes after the payment, not before it.
     payment_top = page.get_by_test_id("payment-section").bounding_box()["y"]
     assert page.locator("form.cancel-order").bounding_box()["y"] > payment_top
-    screenshot(page, "payment-phone-first-screen")
 
 
 def test_once_paid_a_receipt_replaces_the_instructions(desktop, live_server, devnet):
