@@ -2,8 +2,8 @@
 instructions only when what is left to send changed."""
 
 import re
-from urllib.parse import unquote
 from decimal import Decimal
+from urllib.parse import unquote
 
 import pytest
 from django.core import mail
@@ -80,9 +80,7 @@ def polled_version(html: str) -> str:
     return unquote(re.search(r'\?shown=([^"]+)"', html).group(1))
 
 
-def test_the_poll_brings_the_instructions_only_when_what_is_left_changed(
-    devnet, customer, client
-):
+def test_the_poll_brings_the_instructions_only_when_what_is_left_changed(devnet, customer, client):
     invoice = order_with_invoice(devnet.usdc, user=customer)
     client.force_login(customer)
     page = client.get(url("orders:detail", invoice.order)).content.decode()
@@ -100,14 +98,13 @@ def test_the_poll_brings_the_instructions_only_when_what_is_left_changed(
     assert f"uint256={int(left)}" in changed
     # The next poll carries the new version: nothing to swap again.
     assert shown_version(changed) == polled_version(changed)
-    assert 'id="payment-instructions"' not in client.get(
-        poll_url, {"shown": polled_version(changed)}
-    ).content.decode()
+    assert (
+        'id="payment-instructions"'
+        not in client.get(poll_url, {"shown": polled_version(changed)}).content.decode()
+    )
 
 
-def test_an_unchanged_poll_costs_the_same_queries_with_more_transfers(
-    devnet, customer, client
-):
+def test_an_unchanged_poll_costs_the_same_queries_with_more_transfers(devnet, customer, client):
     invoice = order_with_invoice(devnet.usdc, user=customer)
     client.force_login(customer)
     poll_url = url("payments:status", invoice.order)
