@@ -16,7 +16,7 @@ from django.utils.timezone import localtime
 
 from payments.models import Invoice
 from payments.selectors import in_asset_units
-from payments.services import invoice_issue, rate_record
+from payments.services import invoice_issue, invoice_mark_paid, rate_record
 from tests.payments.helpers import order_with_invoice, transfer_recorded
 
 pytestmark = [pytest.mark.chain, pytest.mark.django_db]
@@ -135,3 +135,13 @@ def test_the_paid_email_gives_the_amount_received_the_rate_and_the_euro_total(
     assert f"{in_asset_units(invoice.amount_due, asset=devnet.usdc)} USDC" in body
     assert "1 USDC = 0,9203 €" in body and "Chainlink" in body and "1 008,00 €" in body
     assert tx_hash in body
+
+
+def test_an_invoice_settled_by_staff_gets_a_receipt_that_says_so(devnet, customer, staff, client):
+    invoice = order_with_invoice(devnet.usdc, user=customer)
+    invoice_mark_paid(invoice=invoice, staff_user=staff, reason="Paid by bank transfer")
+    client.force_login(customer)
+    page = client.get(url("orders:detail", invoice.order)).content.decode()
+    receipt = page[page.index('data-testid="payment-receipt"') :]
+    assert "Payment settled by our team." in receipt
+    assert "Received" not in receipt.split("</dl>")[0]
