@@ -48,6 +48,19 @@ class PaymentOutputSerializer(serializers.Serializer):
     )
     decimals = serializers.IntegerField(source="asset.decimals")
     uri = serializers.CharField(help_text="EIP-681 payment request for wallets (what is left).")
+    rate = serializers.DecimalField(
+        max_digits=24,
+        decimal_places=8,
+        help_text="The rate locked for this invoice: `fiat_currency` per whole unit of the asset.",
+    )
+    rate_source = serializers.CharField(help_text="Where the rate came from, e.g. a price feed.")
+    rate_expires_at = serializers.DateTimeField(
+        help_text="The rate holds until then; an invoice issued later is priced anew."
+    )
+    fiat_amount = serializers.DecimalField(
+        max_digits=12, decimal_places=2, help_text="The order total `amount` converts."
+    )
+    fiat_currency = serializers.CharField(source="currency")
     status = serializers.ChoiceField(source="invoice.status", choices=Invoice.Status.choices)
     expires_at = serializers.DateTimeField(source="invoice.expires_at")
     monitor_until = serializers.DateTimeField(

@@ -7,10 +7,11 @@ from django.utils.translation import pgettext
 CURRENCY_SYMBOLS = {"EUR": "€", "USD": "$", "GBP": "£"}
 
 
-def money(value: Decimal, currency: str | None = None) -> str:
-    """An amount written the way the active language writes it: 1 008,00 € or €1,008.00."""
+def money(value: Decimal, currency: str | None = None, *, decimal_pos: int = 2) -> str:
+    """An amount written the way the active language writes it: 1 008,00 € or €1,008.00.
+    `decimal_pos`: more places for prices of a unit smaller than a cent matters in."""
     currency = currency or settings.STORE_CURRENCY
     return pgettext("money", "%(symbol)s%(amount)s") % {
         "symbol": CURRENCY_SYMBOLS.get(currency, f"{currency}\u00a0"),
-        "amount": number_format(value, decimal_pos=2, use_l10n=True, force_grouping=True),
+        "amount": number_format(value, decimal_pos=decimal_pos, use_l10n=True, force_grouping=True),
     }

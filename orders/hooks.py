@@ -33,6 +33,8 @@ funds_received_checks: Hooks[Callable[..., bool]] = Hooks()
 refund_records: Hooks[Callable[..., object]] = Hooks()
 # section(order=) -> the PageSection the app adds to the order page, in registration order.
 page_sections: Hooks[Callable[..., PageSection]] = Hooks()
+# section(order=) -> what the app adds to the order's e-mails (a text template), or None.
+email_sections: Hooks[Callable[..., PageSection | None]] = Hooks()
 
 
 def order_may_expire(*, order: Order, now: datetime) -> bool:
@@ -59,3 +61,7 @@ def order_page_sections(
     that handled the request) replace the registered section of the same name."""
     given = given or {}
     return [given.get(name) or section(order=order) for name, section in page_sections.items()]
+
+
+def order_email_sections(*, order: Order) -> list[PageSection]:
+    return [section for hook in email_sections if (section := hook(order=order)) is not None]

@@ -150,9 +150,9 @@ def order_detail(request, number):
 
 @login_required
 def order_status(request, number):
-    """The live part of the order page (status, timeline, events), polled by htmx."""
+    """The live parts of the order page (status, timeline, events), polled by htmx."""
     order = selectors.order_for_user_or_404(user=request.user, number=number)
-    return render(request, "orders/_status.html", selectors.order_page_context(order=order))
+    return render(request, "orders/_status_poll.html", selectors.order_page_context(order=order))
 
 
 @login_required

@@ -10,6 +10,7 @@ class PaymentsConfig(AppConfig):
         # orders and rental ask, payments answers: neither imports payments.
         from orders import hooks
         from payments.health import chains_health
+        from payments.notifications import order_payment_email_section
         from payments.refunds.services import order_refund_owed_record
         from payments.refunds.views import REFUND_SECTION, order_refund_section
         from payments.selectors import (
@@ -26,4 +27,5 @@ class PaymentsConfig(AppConfig):
         hooks.page_sections.register(PAYMENT_SECTION, order_payment_section)
         hooks.page_sections.register(REFUND_SECTION, order_refund_section)
         hooks.refund_records.register("payments", order_refund_owed_record)
+        hooks.email_sections.register(PAYMENT_SECTION, order_payment_email_section)
         readiness_checks.register("chain", chains_health)

@@ -126,12 +126,36 @@ class PaymentProgress:
     def uri(self) -> str:
         return eip681_uri(invoice=self.invoice)
 
+    # The price the invoice locked when it was issued: it holds until the payment deadline,
+    # a later invoice takes the rate of its own time.
+    @property
+    def rate(self) -> Decimal:
+        """Store currency per whole unit of the asset."""
+        return self.invoice.locked_rate
+
+    @property
+    def rate_source(self) -> str:
+        return self.invoice.rate.source
+
+    @property
+    def rate_expires_at(self):
+        return self.invoice.expires_at
+
+    @property
+    def fiat_amount(self) -> Decimal:
+        """The order total the amount due converts, in `currency`."""
+        return self.invoice.fiat_amount
+
+    @property
+    def currency(self) -> str:
+        return self.invoice.currency
+
 
 def invoices_with_progress() -> QuerySet[Invoice]:
     """Invoices with what payment_progress reads; prefetch them as an order's `invoices` to
     read the progress of many orders in a fixed number of queries."""
     transfers = Transfer.objects.select_related("asset").order_by("block_number", "log_index")
-    return Invoice.objects.select_related("asset__chain__cursor").prefetch_related(
+    return Invoice.objects.select_related("asset__chain__cursor", "rate").prefetch_related(
         Prefetch("transfers", queryset=transfers)
     )
 

@@ -49,6 +49,15 @@ def _transfer_rows(progress: PaymentProgress) -> list[dict]:
     ]
 
 
+def _instructions_version(order: Order, progress: PaymentProgress | None, payable: bool) -> str:
+    """What the instructions part depends on, in a word: the page sends the version it shows
+    with each poll and gets the part again only when this changed (a QR code is not free)."""
+    if progress is None:
+        return f"{order.status}-{int(payable)}"
+    invoice = progress.invoice
+    return f"{order.status}-{int(payable)}-{invoice.pk}-{invoice.status}-{int(progress.left)}"
+
+
 def payment_status_context(*, order: Order, now=None) -> dict:
     """What the polled part of the payment section shows: transfers and their confirmations.
 
@@ -68,6 +77,7 @@ def payment_status_context(*, order: Order, now=None) -> dict:
         and not (invoice is None and not payable)
         and (invoice is None or now < invoice.monitor_until),
     }
+    context["shown"] = _instructions_version(order, progress, payable)
     if progress is None:
         return context
     context.update(
@@ -82,11 +92,12 @@ def payment_status_context(*, order: Order, now=None) -> dict:
     return context
 
 
-def payment_section_context(*, order: Order, now=None) -> dict:
+def payment_section_context(*, order: Order, now=None, status: dict | None = None) -> dict:
     """Everything the payment section of the order page shows: the status above, plus the
-    instructions (address, amount, payment request for the QR code) and the forms."""
+    instructions (address, amount, payment request for the QR code) and the forms.
+    `status`: payment_status_context(order=order, now=now), when the caller has it."""
     now = now or timezone.now()
-    context = payment_status_context(order=order, now=now)
+    context = status or payment_status_context(order=order, now=now)
     progress, payable = context["progress"], context["payable"]
     context.update(
         {
@@ -107,7 +118,8 @@ def payment_section_context(*, order: Order, now=None) -> dict:
             if asset.is_native
             else to_checksum_address(asset.contract_address),
             "amount_due": in_asset_units(progress.due, asset=asset),
-            "amount_received": in_asset_units(progress.received, asset=asset),
+            # Seen counts as well: what is left to send already leaves it out.
+            "amount_received": in_asset_units(progress.received + progress.pending, asset=asset),
             "partly_paid": 0 < progress.left < progress.due,
             "payment_uri": progress.uri,
             "confirmations_needed": progress.required,
@@ -201,7 +213,12 @@ def payment_claim(request, number: str):
 @require_GET
 def payment_status(request, number: str):
     order = order_for_user_or_404(user=request.user, number=number)
-    context = {"order": order, "payment": payment_status_context(order=order)}
-    return render(
-        request, "payments/_payment_status.html", {**context, "refresh_instructions": True}
-    )
+    now = timezone.now()
+    payment = payment_status_context(order=order, now=now)
+    # Money arrived, the window closed, the order was paid...: the instructions the page shows
+    # no longer hold, so this answer brings them again (an out-of-band swap).
+    changed = request.GET.get("shown") != payment["shown"]
+    if changed:
+        payment = payment_section_context(order=order, now=now, status=payment)
+    context = {"order": order, "payment": payment, "refresh_instructions": changed}
+    return render(request, "payments/_payment_status.html", context)

@@ -8,7 +8,11 @@ register = template.Library()
 
 
 @register.simple_tag
-def payment_qr(data: str) -> str:
+def payment_qr(data: str, title: str = "") -> str:
     # segno's own SVG markup; `data` is our EIP-681 request and segno escapes it anyway.
-    svg = segno.make(data, error="m").svg_inline(scale=4, border=2, dark="#111", light="#fff")
+    # A viewBox and no width/height: CSS sizes the whole code, never crops it. The quiet zone
+    # is the 4 modules the standard asks for, so a reader finds the code on any background.
+    svg = segno.make(data, error="m").svg_inline(
+        border=4, omitsize=True, dark="#111", light="#fff", title=title or None
+    )
     return mark_safe(svg)
