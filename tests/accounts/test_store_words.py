@@ -6,17 +6,25 @@ from django.utils import translation
 
 pytestmark = pytest.mark.django_db
 
-ALLAUTH_STOCK_WORDS = ("Création de compte", "Courriel", "Connexion", "Se souvenir de moi")
+ALLAUTH_STOCK_WORDS = (
+    "Création de compte",
+    "Courriel",
+    "Connexion",
+    "Se souvenir de moi",
+    "Réinitialisation du mot de passe",
+)
 
 
 def test_the_french_sign_up_and_login_pages_use_the_stores_words(client):
     signup = client.get("/fr/accounts/signup/").content.decode()
     login = client.get("/fr/accounts/login/").content.decode()
+    reset = client.get("/fr/accounts/password/reset/").content.decode()
     assert "<h1>Créez votre compte</h1>" in signup
-    assert "Adresse e-mail" in signup and "Adresse e-mail" in login
+    assert "Adresse e-mail" in signup and "Adresse e-mail" in login and "Adresse e-mail" in reset
     assert "<h1>Se connecter</h1>" in login
+    assert "<h1>Mot de passe oublié</h1>" in reset
     for stock in ALLAUTH_STOCK_WORDS:
-        assert stock not in signup + login, stock
+        assert stock not in signup + login + reset, stock
 
 
 def test_the_messages_after_login_and_logout_are_the_stores(client, customer, password):
