@@ -1,8 +1,4 @@
-import zoneinfo
-
 from django.utils import timezone
-
-from accounts.models import time_zone_names
 
 
 class TimeZoneMiddleware:
@@ -12,13 +8,5 @@ class TimeZoneMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        zone = getattr(request.user, "time_zone", "")
-        # A zone the system no longer knows (tzdata update) falls back to the store's.
-        if zone in time_zone_names():
-            timezone.activate(zoneinfo.ZoneInfo(zone))
-        else:
-            timezone.deactivate()
-        try:
+        with timezone.override(getattr(request.user, "zone", None)):
             return self.get_response(request)
-        finally:
-            timezone.deactivate()

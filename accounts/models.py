@@ -82,6 +82,12 @@ class User(AbstractUser):
     def __str__(self) -> str:
         return self.email
 
+    @property
+    def zone(self) -> zoneinfo.ZoneInfo | None:
+        """The customer's time zone; None for the store's (also for a zone the system no
+        longer knows after a tzdata update)."""
+        return zoneinfo.ZoneInfo(self.time_zone) if self.time_zone in time_zone_names() else None
+
 
 class ApiKey(models.Model):
     """A partner's key to the REST API, bound to one account.

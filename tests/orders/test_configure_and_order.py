@@ -205,3 +205,17 @@ def test_a_sold_out_gpu_says_so_and_cannot_be_ordered(client, customer, gpu):
     page = client.get(f"/en/gpus/{gpu.slug}/configure/").content.decode()
     assert "Sold out right now." in page
     assert re.search(r'<button type="submit" class="button order-button" disabled>', page)
+
+
+def test_the_order_e_mail_gives_the_deadline_in_the_customers_zone(
+    client, customer, gpu, eager_celery, django_capture_on_commit_callbacks
+):
+    customer.time_zone = "America/New_York"
+    customer.language = "en"
+    customer.save()
+    client.force_login(customer)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(
+            f"/en/gpus/{gpu.slug}/configure/", {"environment": "pytorch", "quantity": 1, "term": 7}
+        )
+    assert "(America/New_York)" in mail.outbox[-1].body
