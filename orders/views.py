@@ -91,7 +91,7 @@ def _configurator_form(request, gpu, data) -> ConfigureForm:
     )
 
 
-def _configurator_page(request, gpu, form, quote, *, status=200, similar_order=None):
+def _configurator_page(request, gpu, form, quote, *, similar_order=None):
     token = form.cleaned_data.get("form_token") if hasattr(form, "cleaned_data") else None
     context = {
         "gpu": gpu,
@@ -102,7 +102,7 @@ def _configurator_page(request, gpu, form, quote, *, status=200, similar_order=N
         "similar_order": similar_order,
         "language_links": language_links(_configuration_url(gpu, form.data)),
     }
-    return render(request, "orders/configure.html", context, status=status)
+    return render(request, "orders/configure.html", context)
 
 
 def _place(request, gpu, form: ConfigureForm, quote, *, another: bool):
@@ -128,6 +128,8 @@ def _place(request, gpu, form: ConfigureForm, quote, *, another: bool):
         order = order_create(user=request.user, form_token=token, **configuration)
     except OrderError as error:
         form.add_error(FORM_FIELD.get(error.field), error.message)
+        if error.code == "form_used":
+            form.cleaned_data.pop("form_token")  # the page sent again gets a token of its own
         return _configurator_page(request, gpu, form, None)
     messages.success(
         request, _("Order %(number)s saved. Choose how to pay below.") % {"number": order.number}

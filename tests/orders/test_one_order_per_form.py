@@ -138,3 +138,21 @@ def test_a_malformed_form_token_is_explained_and_keeps_the_choices(client, custo
     assert re.search(r'name="quantity" value="2"', page)
     assert re.fullmatch(r"[A-Za-z0-9_-]{16,43}", form_token(page))
     assert not Order.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_token_of_another_customers_order_is_refused_with_a_fresh_one(
+    client, customer, outsider, gpu
+):
+    client.force_login(outsider)
+    token = configurator_token(client, gpu)
+    client.post(f"/fr/gpus/{gpu.slug}/configure/", {**CONFIGURATION, "form_token": token})
+
+    client.force_login(customer)
+    response = client.post(
+        f"/en/gpus/{gpu.slug}/configure/", {**CONFIGURATION, "form_token": token}
+    )
+    page = response.content.decode()
+    assert "This form was already used. Reload the page and order again." in page
+    assert form_token(page) != token
+    assert not Order.objects.filter(user=customer).exists()
