@@ -6,7 +6,7 @@ from allauth.core import context as allauth_context
 from allauth.core.internal.ratelimit import get_rates
 from django import forms
 from django.contrib.sites.shortcuts import get_current_site
-from django.utils.translation import gettext
+from django.utils.translation import ngettext
 
 from accounts.mail import mail_queue
 from accounts.services import account_password_changed
@@ -42,8 +42,10 @@ class AccountAdapter(DefaultAccountAdapter):
                 int(rate.duration // 60)
                 for rate in get_rates(app="allauth.account", action="login_failed")
             )
-            message = gettext(
-                "Too many failed login attempts. Try again in %(minutes)d minutes at most."
+            message = ngettext(
+                "Too many failed login attempts. Try again in %(minutes)d minute at most.",
+                "Too many failed login attempts. Try again in %(minutes)d minutes at most.",
+                minutes,
             ) % {"minutes": minutes}
             raise forms.ValidationError(message, code="too_many_login_attempts") from refused
 

@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from accounts.models import User
 
@@ -94,4 +95,8 @@ class ApiKeyAdmin(admin.ModelAdmin):
     @admin.action(description=_("Revoke the selected keys"))
     def revoke_keys(self, request, queryset):
         revoked = sum(api_key_revoke(api_key=api_key) for api_key in queryset)
-        messages.success(request, _("%(count)d key(s) revoked.") % {"count": revoked})
+        messages.success(
+            request,
+            ngettext("%(count)d key revoked.", "%(count)d keys revoked.", revoked)
+            % {"count": revoked},
+        )

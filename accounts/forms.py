@@ -1,26 +1,49 @@
 from django import forms
+from django.conf import settings
 from django.utils import translation
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from accounts.models import User
+from accounts.models import User, time_zone_names
 
 
 class SignupForm(forms.Form):
-    """Extra fields of allauth's sign-up form: first and last name, nothing else."""
+    """Extra fields of allauth's sign-up form: first and last name, nothing else to type."""
 
     first_name = forms.CharField(label=_("First name"), max_length=150, strip=True)
     last_name = forms.CharField(label=_("Last name"), max_length=150, strip=True)
+    # Filled by static/js/time-zone.js with the browser's zone; the customer never sees it.
+    time_zone = forms.CharField(required=False, widget=forms.HiddenInput)
 
     field_order = ["first_name", "last_name", "email", "password1", "password2"]
+
+    def clean_time_zone(self) -> str:
+        # Not typed by the customer: an unknown value is no reason to refuse a sign-up, the
+        # store's zone stands in (and the profile page lets them choose).
+        zone = self.cleaned_data["time_zone"]
+        return zone if zone in time_zone_names() else ""
 
     def signup(self, request, user: User) -> None:
         # allauth has already saved the names; the language of the sign-up page becomes
         # the language of the customer's e-mails.
         user.language = translation.get_language() or user.language
-        user.save(update_fields=["language"])
+        user.time_zone = self.cleaned_data.get("time_zone", "")
+        user.save(update_fields=["language", "time_zone"])
+
+
+def time_zone_choices() -> list[tuple[str, str]]:
+    store_zone = gettext("The store's time zone (%(zone)s)") % {"zone": settings.TIME_ZONE}
+    return [("", store_zone), *((zone, zone) for zone in sorted(time_zone_names()))]
 
 
 class ProfileForm(forms.ModelForm):
+    time_zone = forms.ChoiceField(
+        label=_("Time zone"),
+        choices=time_zone_choices,
+        required=False,
+        help_text=_("Times on the site are shown in this zone."),
+    )
+
     class Meta:
         model = User
-        fields = ["first_name", "last_name", "language"]
+        fields = ["first_name", "last_name", "language", "time_zone"]

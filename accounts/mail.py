@@ -4,7 +4,7 @@ so a slow or broken mail server never fails nor delays a page."""
 from django.conf import settings
 from django.core.mail import EmailMessage, EmailMultiAlternatives
 from django.template.loader import render_to_string
-from django.utils import translation
+from django.utils import timezone, translation
 
 from accounts.models import User
 from accounts.tasks import mail_send_task
@@ -12,8 +12,8 @@ from rental.celery import enqueue_after_commit
 
 
 def user_mail(*, user: User, template: str, context: dict) -> EmailMessage:
-    """`<template>_subject.txt` and `<template>.txt`, in the user's language."""
-    with translation.override(user.language):
+    """`<template>_subject.txt` and `<template>.txt`, in the user's language and time zone."""
+    with translation.override(user.language), timezone.override(user.zone):
         context = {
             "user": user,
             "store_name": settings.STORE_NAME,

@@ -1,5 +1,9 @@
+import zoneinfo
+from functools import cache
+
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser, BaseUserManager
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
@@ -26,6 +30,19 @@ class UserManager(BaseUserManager):
         return self._create_user(email, password, **extra_fields)
 
 
+@cache
+def time_zone_names() -> frozenset[str]:
+    # Read from the system's zone database once per process: it only changes with a deploy.
+    return frozenset(zoneinfo.available_timezones())
+
+
+def validate_time_zone(value: str) -> None:
+    if value and value not in time_zone_names():
+        raise ValidationError(
+            _("“%(zone)s” is not a time zone we know."), params={"zone": value}, code="invalid"
+        )
+
+
 class User(AbstractUser):
     """A customer or a staff member. The e-mail is the login.
 
@@ -44,6 +61,14 @@ class User(AbstractUser):
         default=settings.LANGUAGE_CODE,
         help_text=_("Language of the e-mails we send you."),
     )
+    # Empty: the store's zone. Set at sign-up from the browser's zone.
+    time_zone = models.CharField(
+        _("time zone"),
+        max_length=64,
+        blank=True,
+        validators=[validate_time_zone],
+        help_text=_("Times on the site are shown in this zone."),
+    )
 
     USERNAME_FIELD = "email"
     REQUIRED_FIELDS = ["first_name", "last_name"]
@@ -56,6 +81,12 @@ class User(AbstractUser):
 
     def __str__(self) -> str:
         return self.email
+
+    @property
+    def zone(self) -> zoneinfo.ZoneInfo | None:
+        """The customer's time zone; None for the store's (also for a zone the system no
+        longer knows after a tzdata update)."""
+        return zoneinfo.ZoneInfo(self.time_zone) if self.time_zone in time_zone_names() else None
 
 
 class ApiKey(models.Model):

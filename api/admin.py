@@ -1,5 +1,6 @@
 from django.contrib import admin, messages
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from api.models import WebhookDelivery, WebhookEndpoint
 from api.webhooks.pausing import webhook_endpoint_resume
@@ -52,6 +53,12 @@ class WebhookDeliveryAdmin(admin.ModelAdmin):
 
     @admin.action(description=_("Send the selected deliveries again"))
     def redeliver(self, request, queryset):
+        count = 0
         for delivery in queryset:
             webhook_delivery_redeliver(delivery=delivery)
-        messages.success(request, _("%(count)d deliveries queued.") % {"count": queryset.count()})
+            count += 1
+        messages.success(
+            request,
+            ngettext("%(count)d delivery queued.", "%(count)d deliveries queued.", count)
+            % {"count": count},
+        )

@@ -13,6 +13,14 @@ from orders.services import MAX_ENVIRONMENT_DETAILS, MAX_QUANTITY
 class ConfigureForm(forms.Form):
     """GPU configuration. Field names double as the query string of a prefilled link."""
 
+    # One per configurator page (orders.views): the same page sent twice places one order.
+    form_token = forms.RegexField(
+        regex=r"^[A-Za-z0-9_-]{16,43}$",
+        required=False,
+        widget=forms.HiddenInput,
+        error_messages={"invalid": _("This form has expired: check your choices and order again.")},
+    )
+
     environment = forms.ModelChoiceField(
         label=_("Environment"),
         queryset=active_environments(),

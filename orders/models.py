@@ -82,6 +82,9 @@ class Order(models.Model):
     access_port = models.PositiveIntegerField(_("port"), null=True, blank=True)
     access_user = models.CharField(_("user"), max_length=64, blank=True)
     access_notes = models.TextField(_("access notes"), blank=True)
+    # The one-time token of the configurator form that placed it: the same form sent twice
+    # (Back, double click, replay) finds this order instead of holding more units.
+    form_token = models.CharField(max_length=43, blank=True, default="", editable=False)
 
     class Meta:
         ordering = ["-created_at"]
@@ -96,6 +99,9 @@ class Order(models.Model):
         constraints = [
             models.CheckConstraint(condition=Q(quantity__gte=1), name="order_quantity_positive"),
             models.CheckConstraint(condition=Q(term_days__in=TERMS), name="order_term_3_7_30"),
+            models.UniqueConstraint(
+                fields=["form_token"], condition=~Q(form_token=""), name="order_form_token_once"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -1,11 +1,13 @@
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 from django.utils.functional import Promise
 
 from accounts.models import User
+from catalog.models import Environment, GpuModel
 from orders.models import Order, OrderEvent, OrderStatus
 
 S = OrderStatus
@@ -22,6 +24,42 @@ def order_for_user_or_404(*, user: User, number: str) -> Order:
     """The customer's own order. Another customer's number is a 404, exactly like a number
     that does not exist; numbers are read case-insensitively (they are read aloud)."""
     return get_object_or_404(orders_for_user(user=user), number=number.upper())
+
+
+def order_placed_by_form(*, user: User, form_token: str) -> Order | None:
+    return Order.objects.filter(user=user, form_token=form_token).first()
+
+
+# How far back an unpaid order of the same configuration is offered back instead of a new one.
+RESUME_WINDOW = timedelta(minutes=30)
+
+
+def unpaid_order_like(
+    *,
+    user: User,
+    gpu: GpuModel,
+    environment: Environment,
+    quantity: int,
+    term_days: int,
+    environment_details: str,
+) -> Order | None:
+    """The customer's latest order of this very configuration still waiting for money."""
+    now = timezone.now()
+    return (
+        Order.objects.filter(
+            user=user,
+            gpu=gpu,
+            environment=environment,
+            quantity=quantity,
+            term_days=term_days,
+            environment_details=environment_details.strip(),
+            status=S.AWAITING_PAYMENT,
+            created_at__gte=now - RESUME_WINDOW,
+            payment_deadline__gt=now,
+        )
+        .order_by("-created_at")
+        .first()
+    )
 
 
 @dataclass(frozen=True)

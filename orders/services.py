@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import gettext_noop
+from django.utils.translation import gettext_noop, ngettext_lazy
 
 from accounts.models import User
 from catalog.models import TERMS, Environment, GpuModel
@@ -30,6 +30,7 @@ MAX_QUANTITY = 64
 MAX_ENVIRONMENT_DETAILS = 4000
 # Easy to read aloud: no 0/O, 1/I/L. 31^8 numbers, drawn at random (not sequential).
 NUMBER_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+_FORM_USED = _("This form was already used. Reload the page and order again.")
 
 
 class OrderError(Exception):
@@ -124,7 +125,11 @@ def quote_build(
         available_units = gpu_available_units(gpu=gpu)
     if quantity > available_units:
         raise OrderError(
-            _("Not enough units: %(available)d available right now.")
+            ngettext_lazy(
+                "Not enough units: %(available)d available right now.",
+                "Not enough units: %(available)d available right now.",
+                available_units,
+            )
             % {"available": available_units},
             field="quantity",
             code="not_enough_units",
@@ -155,14 +160,25 @@ def order_create(
     term_days: int,
     environment_details: str = "",
     actor: str = Actor.CUSTOMER,
+    form_token: str = "",
 ) -> Order:
     """Store an order whose units are held until its payment deadline.
 
     The GPU row is locked while availability is re-checked, so two buyers of the last
     unit are served one after the other and the second one is refused.
+
+    A `form_token` already used returns the order it placed: the same form sent twice is
+    one order. The GPU lock serialises two sends of one form (they order the same GPU), so
+    the second one sees the first one's order; the unique constraint is the backstop.
     """
     with transaction.atomic():
         locked_gpu = GpuModel.objects.select_for_update().get(pk=gpu.pk)
+        if form_token:
+            placed = Order.objects.filter(form_token=form_token).first()
+            if placed is not None:
+                if placed.user_id != user.pk:
+                    raise OrderError(_FORM_USED, code="form_used")
+                return placed
         quote = quote_build(
             gpu=locked_gpu,
             environment=environment,
@@ -187,9 +203,13 @@ def order_create(
                         currency=quote.currency,
                         payment_deadline=now + settings.ORDER_PAYMENT_WINDOW,
                         created_at=now,
+                        form_token=form_token,
                     )
                 break
             except IntegrityError:
+                if form_token and Order.objects.filter(form_token=form_token).exists():
+                    # The same form, sent at once for another GPU: a forged replay.
+                    raise OrderError(_FORM_USED, code="form_used") from None
                 continue  # the random number was taken: draw another
         else:
             raise RuntimeError("Could not draw a free order number.")

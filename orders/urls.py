@@ -6,6 +6,7 @@ app_name = "orders"
 
 urlpatterns = [
     path("gpus/<slug:slug>/configure/", views.configure, name="configure"),
+    path("account/orders/pending/", views.place_pending, name="place_pending"),
     path("account/orders/", views.order_list, name="list"),
     path("account/orders/<str:number>/", views.order_detail, name="detail"),
     path("account/orders/<str:number>/status/", views.order_status, name="status"),

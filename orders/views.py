@@ -1,10 +1,11 @@
+import secrets
 from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404
+from django.http import Http404, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -17,6 +18,7 @@ from orders.hooks import PageSection, order_page_sections
 from orders.models import Order, OrderEvent
 from orders.services import OrderError, order_cancel, order_create, quote_build
 from orders.stock import gpus_with_availability
+from rental.context_processors import language_links
 
 # OrderError names service fields; the form calls the term `term` (it is also the query key).
 FORM_FIELD = {
@@ -29,6 +31,12 @@ FORM_FIELD = {
 
 # What a first visit shows priced: one GPU, PyTorch, one week.
 DEFAULT_CONFIGURATION = {"environment": "pytorch", "quantity": "1", "term": "7"}
+# The choices that make the configurator's URL; the description stays in the session
+# (SESSION_DETAILS): it can be long and is nobody else's business.
+URL_FIELDS = ("environment", "quantity", "term")
+SESSION_DETAILS = "configurator_details"  # {gpu slug: description}
+# The configuration a visitor ordered before having an account, placed once signed in.
+SESSION_PENDING = "configurator_pending"
 
 
 def _gpu_or_404(slug: str):
@@ -63,64 +71,142 @@ def _quote_for(form: ConfigureForm, gpu, *, details_required: bool):
         return None
 
 
-def configure(request, slug):
-    gpu = _gpu_or_404(slug)
-    if request.method == "POST":
-        submitted = request.POST
-    elif any(key in request.GET for key in ConfigureForm.base_fields):
-        submitted = request.GET
-    else:
-        submitted = DEFAULT_CONFIGURATION
-    form = ConfigureForm(
-        submitted,
+def _configuration_url(gpu, data) -> str:
+    """This configuration's address: Back, reload and the language switch come back to it."""
+    query = urlencode([(key, data[key]) for key in URL_FIELDS if data.get(key)])
+    return f"{reverse('orders:configure', args=[gpu.slug])}?{query}"
+
+
+def _remember_details(request, gpu, details: str) -> None:
+    remembered = request.session.get(SESSION_DETAILS, {})
+    if remembered.get(gpu.slug, "") != details:
+        request.session[SESSION_DETAILS] = {**remembered, gpu.slug: details}
+
+
+def _configurator_form(request, gpu, data) -> ConfigureForm:
+    return ConfigureForm(
+        data,
         available_units=gpu.available_units,
         daily_rates={price.term_days: price.daily_rate for price in gpu.prices.all()},
     )
+
+
+def _configurator_page(request, gpu, form, quote, *, similar_order=None):
+    token = form.cleaned_data.get("form_token") if hasattr(form, "cleaned_data") else None
+    context = {
+        "gpu": gpu,
+        "form": form,
+        "quote": quote,
+        # A page that was not sent yet gets a fresh token; a refused one keeps its own.
+        "form_token": token or secrets.token_urlsafe(16),
+        "similar_order": similar_order,
+        "language_links": language_links(_configuration_url(gpu, form.data)),
+    }
+    return render(request, "orders/configure.html", context)
+
+
+def _place(request, gpu, form: ConfigureForm, quote, *, another: bool):
+    """Place the order of a valid, priced form once: its token finds an order already placed,
+    and an unpaid order of the same configuration is offered back unless `another`."""
+    data = form.cleaned_data
+    configuration = {
+        "gpu": gpu,
+        "environment": data["environment"],
+        "quantity": data["quantity"],
+        "term_days": data["term"],
+        "environment_details": data["environment_details"],
+    }
+    token = data["form_token"]
+    placed = token and selectors.order_placed_by_form(user=request.user, form_token=token)
+    if placed:
+        return redirect("orders:detail", number=placed.number)
+    if not another:
+        similar = selectors.unpaid_order_like(user=request.user, **configuration)
+        if similar is not None:
+            return _configurator_page(request, gpu, form, quote, similar_order=similar)
+    try:
+        order = order_create(user=request.user, form_token=token, **configuration)
+    except OrderError as error:
+        form.add_error(FORM_FIELD.get(error.field), error.message)
+        if error.code == "form_used":
+            form.cleaned_data.pop("form_token")  # the page sent again gets a token of its own
+        return _configurator_page(request, gpu, form, None)
+    messages.success(
+        request, _("Order %(number)s saved. Choose how to pay below.") % {"number": order.number}
+    )
+    return redirect("orders:detail", number=order.number)
+
+
+def _pend(request, gpu, form: ConfigureForm) -> None:
+    """Keep what a visitor ordered for the moment they are signed in (place_pending)."""
+    data = form.cleaned_data
+    request.session[SESSION_PENDING] = {
+        "gpu": gpu.slug,
+        "environment": data["environment"].slug,
+        "quantity": data["quantity"],
+        "term": data["term"],
+        "environment_details": data["environment_details"],
+        "form_token": data["form_token"] or secrets.token_urlsafe(16),
+    }
+
+
+def configure(request, slug):
+    gpu = _gpu_or_404(slug)
+    if request.method == "POST":
+        data = request.POST
+    else:
+        chosen = any(key in request.GET for key in URL_FIELDS)
+        data = request.GET.copy() if chosen else QueryDict(urlencode(DEFAULT_CONFIGURATION), True)
+        if "environment_details" not in request.GET:
+            remembered = request.session.get(SESSION_DETAILS, {}).get(gpu.slug, "")
+            data["environment_details"] = remembered
+    form = _configurator_form(request, gpu, data)
     # Only ordering needs the custom environment's description; a price preview does not.
     quote = _quote_for(form, gpu, details_required=request.method == "POST")
+    if "environment_details" in form.cleaned_data:
+        _remember_details(request, gpu, form.cleaned_data["environment_details"])
 
-    if request.method == "POST" and quote is not None:
-        query = urlencode(
-            {
-                "environment": quote.environment.slug,
-                "quantity": quote.quantity,
-                "term": quote.term_days,
-                "environment_details": form.cleaned_data["environment_details"],
-            }
-        )
-        # Back to this very configuration after sign-up or login, to confirm it.
-        back = f"{reverse('orders:configure', args=[gpu.slug])}?{query}"
-        if not request.user.is_authenticated:
-            messages.info(request, _("Create your account or log in to confirm this order."))
-            return redirect(f"{reverse('account_signup')}?{urlencode({'next': back})}")
-        if not user_email_verified(user=request.user):
-            # Only accounts older than mandatory verification get here (logins now need it).
-            logout(request)
-            messages.info(request, _("Confirm your e-mail address to order: log in again."))
-            return redirect(f"{reverse('account_login')}?{urlencode({'next': back})}")
-        try:
-            order = order_create(
-                user=request.user,
-                gpu=gpu,
-                environment=quote.environment,
-                quantity=quote.quantity,
-                term_days=quote.term_days,
-                environment_details=form.cleaned_data["environment_details"],
-            )
-        except OrderError as error:
-            form.add_error(FORM_FIELD.get(error.field), error.message)
-            quote = None
-        else:
-            messages.success(
-                request,
-                _("Order %(number)s saved. Choose how to pay below.") % {"number": order.number},
-            )
-            return redirect("orders:detail", number=order.number)
-
-    context = {"gpu": gpu, "form": form, "quote": quote}
     if request.headers.get("HX-Request") and request.method == "GET":
-        return render(request, "orders/_quote.html", context)
-    return render(request, "orders/configure.html", context, status=200)
+        url = _configuration_url(gpu, data)
+        context = {"gpu": gpu, "form": form, "quote": quote, "language_links": language_links(url)}
+        response = render(request, "orders/_quote_swap.html", context)
+        response["HX-Replace-Url"] = url
+        return response
+    if request.method != "POST" or quote is None:
+        return _configurator_page(request, gpu, form, quote)
+
+    if not request.user.is_authenticated:
+        _pend(request, gpu, form)
+        messages.info(request, _("Create your account or log in: your order is placed next."))
+        next_query = urlencode({"next": reverse("orders:place_pending")})
+        return redirect(f"{reverse('account_signup')}?{next_query}")
+    if not user_email_verified(user=request.user):
+        # Only accounts older than mandatory verification get here (logins now need it).
+        logout(request)
+        _pend(request, gpu, form)  # after logout, which empties the session
+        messages.info(request, _("Confirm your e-mail address to order: log in again."))
+        next_query = urlencode({"next": reverse("orders:place_pending")})
+        return redirect(f"{reverse('account_login')}?{next_query}")
+    return _place(request, gpu, form, quote, another=request.POST.get("another") == "1")
+
+
+@login_required
+def place_pending(request):
+    """Place what the customer ordered before signing up or logging in, on their way back.
+
+    A GET that writes: only the configuration this very session sent by POST (CSRF-checked)
+    is placed, once (its form token), so a link from elsewhere orders nothing.
+    """
+    pending = request.session.pop(SESSION_PENDING, None)
+    if not pending:
+        return redirect("orders:list")
+    gpu = _gpu_or_404(pending.pop("gpu"))
+    form = _configurator_form(request, gpu, pending)
+    quote = _quote_for(form, gpu, details_required=True)
+    if quote is None:
+        # Sold out or changed meanwhile: the configurator says why, every choice kept.
+        return _configurator_page(request, gpu, form, None)
+    return _place(request, gpu, form, quote, another=False)
 
 
 @login_required

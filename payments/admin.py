@@ -3,6 +3,7 @@ from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.template.response import TemplateResponse
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext_lazy
 
 from payments.models import Asset, Chain, Invoice, PaymentClaim, Rate, ScanCursor, Transfer
 
@@ -116,7 +117,9 @@ class InvoiceAdmin(KeptForTheRecord, admin.ModelAdmin):
                 "These orders will be marked paid by you, through the usual steps (confirming, "
                 "then paid). The reason is kept in each order's timeline."
             ),
-            done=_("%(count)d order(s) marked paid."),
+            done=ngettext_lazy(
+                "%(count)d order marked paid.", "%(count)d orders marked paid.", "count"
+            ),
         )
 
     @admin.action(description=_("Clear “funds lost” (with a reason)"), permissions=["change"])
@@ -132,7 +135,7 @@ class InvoiceAdmin(KeptForTheRecord, admin.ModelAdmin):
                 "decided (paid again another way, written off...): provisioning may then start. "
                 "The reason is kept in each order's timeline, which the customer sees."
             ),
-            done=_("%(count)d flag(s) cleared."),
+            done=ngettext_lazy("%(count)d flag cleared.", "%(count)d flags cleared.", "count"),
         )
 
     def _with_reason(self, request, queryset, *, action, service, title, intro, done):

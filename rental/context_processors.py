@@ -2,13 +2,15 @@ from django.conf import settings
 from django.urls import translate_url
 
 
+def language_links(full_path: str) -> list[tuple[str, str, str]]:
+    """`full_path` (query string included) in each language: (code, name, url)."""
+    return [(code, name, translate_url(full_path, code)) for code, name in settings.LANGUAGES]
+
+
 def site(request):
     """Store name and, for the language switcher, this very page in each language."""
     return {
         "store_name": settings.STORE_NAME,
         "support_email": settings.SUPPORT_EMAIL,
-        "language_links": [
-            (code, name, translate_url(request.get_full_path(), code))
-            for code, name in settings.LANGUAGES
-        ],
+        "language_links": language_links(request.get_full_path()),
     }

@@ -64,6 +64,7 @@ def test_the_signup_form_asks_for_no_identity_document(client):
         "email",
         "password1",
         "password2",
+        "time_zone",  # hidden, filled with the browser's zone
     }
     names = {f.name for f in User._meta.get_fields()}
     assert not {"id_document", "passport", "identity_document"} & names

@@ -86,6 +86,15 @@ def screenshot(page, name: str) -> Path:
     return path
 
 
+def count_page_loads(page) -> list[str]:
+    """The addresses of the documents the page loads from now on. htmx swaps and its address
+    updates (same-document navigations, which "framenavigated" would count) are not loads; a
+    redirect chain ends in one load."""
+    loads: list[str] = []
+    page.on("domcontentloaded", lambda loaded: loads.append(loaded.url))
+    return loads
+
+
 def log_in(page, email: str, password: str, lang: str = "fr") -> None:
     page.goto(f"/{lang}/accounts/login/")
     page.fill("input[name=login]", email)

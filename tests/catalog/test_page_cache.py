@@ -68,10 +68,10 @@ def test_a_staff_stock_edit_in_the_admin_list_shows_at_once(
 
 def test_a_one_off_message_is_never_cached_for_other_visitors(client, customer, seeded):
     client.force_login(customer)
-    client.post("/en/accounts/logout/")  # leaves "You have signed out." for this visitor
+    client.post("/en/accounts/logout/")  # leaves "You are logged out." for this visitor
     own = client.get("/en/").content.decode()
-    assert "signed out" in own
-    assert "signed out" not in Client().get("/en/").content.decode()
+    assert "logged out" in own
+    assert "logged out" not in Client().get("/en/").content.decode()
 
 
 def test_logged_in_pages_are_rendered_for_their_visitor(client, customer, seeded):

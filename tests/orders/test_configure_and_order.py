@@ -33,7 +33,7 @@ def test_htmx_quote_returns_only_the_price_fragment(client, gpu):
     assert "€3,600.00" in body  # 60.00 x 30 days x 2
 
 
-def test_anonymous_visitor_configures_signs_up_and_comes_back_to_the_same_configuration(
+def test_anonymous_visitor_configures_signs_up_and_the_order_is_placed_after_the_code(
     client, gpu, worker_runs
 ):
     configuration = {"environment": "pytorch", "quantity": "2", "term": "7"}
@@ -56,7 +56,7 @@ def test_anonymous_visitor_configures_signs_up_and_comes_back_to_the_same_config
                 "next": back,
             },
         )
-    # The code from the mailbox, typed on the page, then back to the configuration.
+    # The code from the mailbox, typed on the page, then the order is placed.
     assert signup.status_code == 302
     code_page = signup["Location"]
     assert code_page.startswith("/fr/accounts/")
@@ -65,16 +65,14 @@ def test_anonymous_visitor_configures_signs_up_and_comes_back_to_the_same_config
     assert verified.status_code == 302
     assert verified["Location"] == back
 
-    page = client.get(back).content.decode()
-    assert re.search(r'value="pytorch"[^>]*checked', page)
-    assert 'value="2"' in page
-    assert re.search(r'value="7"[^>]*checked', page)
-
-    confirm = client.post(back.split("?")[0], configuration)
+    confirm = client.get(back)
     order = Order.objects.get()
     assert confirm["Location"] == f"/fr/account/orders/{order.number}/"
     assert order.user == User.objects.get(email="ada@example.com")
     assert (order.quantity, order.term_days, order.total) == (2, 7, Decimal("1008.00"))
+    # The address again (a reload, Back) places nothing more.
+    assert client.get(back)["Location"] == "/fr/account/orders/"
+    assert Order.objects.count() == 1
 
     detail = client.get(confirm["Location"]).content.decode()
     assert order.number in detail
@@ -209,3 +207,17 @@ def test_a_sold_out_gpu_says_so_and_cannot_be_ordered(client, customer, gpu):
     page = client.get(f"/en/gpus/{gpu.slug}/configure/").content.decode()
     assert "Sold out right now." in page
     assert re.search(r'<button type="submit" class="button order-button" disabled>', page)
+
+
+def test_the_order_e_mail_gives_the_deadline_in_the_customers_zone(
+    client, customer, gpu, eager_celery, django_capture_on_commit_callbacks
+):
+    customer.time_zone = "America/New_York"
+    customer.language = "en"
+    customer.save()
+    client.force_login(customer)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(
+            f"/en/gpus/{gpu.slug}/configure/", {"environment": "pytorch", "quantity": 1, "term": 7}
+        )
+    assert "(America/New_York)" in mail.outbox[-1].body
