@@ -1,8 +1,11 @@
 """The store speaks in its own words, also on allauth's pages and after a payment."""
 
 import pytest
-from django.template.loader import render_to_string
-from django.utils import translation
+
+from orders.models import Order
+from payments.models import Transfer
+from payments.settlement import invoice_settle
+from tests.payments.helpers import order_with_invoice, transfer_recorded
 
 pytestmark = pytest.mark.django_db
 
@@ -36,13 +39,12 @@ def test_the_messages_after_login_and_logout_are_the_stores(client, customer, pa
 
 
 @pytest.mark.parametrize("status", ["paid", "provisioning", "active", "completed"])
-def test_a_paid_order_no_longer_asks_to_follow_the_confirmations(status):
-    context = {
-        "payment": {"transfers": [], "polling": False, "invoice": {"id": 1}},
-        "order": {"number": "LG-X", "status": status},
-        "refresh_instructions": True,
-    }
-    with translation.override("fr"):
-        html = render_to_string("payments/_payment_status.html", context)
+def test_a_paid_order_no_longer_asks_to_follow_the_confirmations(client, customer, usdc, status):
+    invoice = order_with_invoice(usdc, user=customer)
+    transfer_recorded(invoice, status=Transfer.Status.CONFIRMED)
+    invoice_settle(invoice_id=invoice.pk)
+    Order.objects.filter(pk=invoice.order_id).update(status=status)
+    client.force_login(customer)
+    html = client.get(f"/fr/account/orders/{invoice.order.number}/").content.decode()
     assert "suivez ses confirmations" not in html
     assert "Paiement reçu et confirmé." in html
