@@ -21,7 +21,7 @@ def test_each_price_update_puts_the_choices_in_the_address_and_the_language_link
         "&amp;", "&"
     )
     body = response.content.decode()
-    assert 'id="language-switcher" aria-label="Langue" hx-swap-oob="true"' in body
+    assert 'id="language-switcher" aria-label="Langue" data-hx-swap-oob="true"' in body
     assert f'href="/en/gpus/{gpu.slug}/configure/{expected}"' in body
     assert "flash-attn" not in response["HX-Replace-Url"] + body
 

@@ -210,7 +210,7 @@ def test_a_sold_out_gpu_says_so_and_cannot_be_ordered(client, customer, gpu):
 
 
 def test_the_order_e_mail_gives_the_deadline_in_the_customers_zone(
-    client, customer, gpu, eager_celery, django_capture_on_commit_callbacks
+    client, customer, gpu, celery_eager, django_capture_on_commit_callbacks
 ):
     customer.time_zone = "America/New_York"
     customer.language = "en"
