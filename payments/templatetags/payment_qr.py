@@ -1,5 +1,7 @@
 """The QR code of a payment request, drawn inline as SVG."""
 
+from functools import lru_cache
+
 import segno
 from django import template
 from django.utils.safestring import mark_safe
@@ -7,8 +9,14 @@ from django.utils.safestring import mark_safe
 register = template.Library()
 
 
+# Drawing a code (mask scoring) costs more than the rest of the order page; the request only
+# changes with what is left to pay. Bounded, so a worker's memory stays flat.
+@lru_cache(maxsize=512)
+def _svg(data: str) -> str:
+    # segno's own SVG markup; `data` is our EIP-681 request and segno escapes it anyway.
+    return segno.make(data, error="m").svg_inline(scale=4, border=2, dark="#111", light="#fff")
+
+
 @register.simple_tag
 def payment_qr(data: str) -> str:
-    # segno's own SVG markup; `data` is our EIP-681 request and segno escapes it anyway.
-    svg = segno.make(data, error="m").svg_inline(scale=4, border=2, dark="#111", light="#fff")
-    return mark_safe(svg)
+    return mark_safe(_svg(data))
