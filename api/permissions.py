@@ -29,4 +29,7 @@ class HasVerifiedEmail(BasePermission):
     def has_permission(self, request, view) -> bool:
         if request.method in SAFE_METHODS or not request.user.is_authenticated:
             return True
+        api_key = request_api_key(request)
+        if api_key is not None:
+            return api_key.user_email_verified  # read with the key (api_key_for_raw_key)
         return user_email_verified(user=request.user)

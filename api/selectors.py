@@ -4,6 +4,7 @@ queries."""
 from django.db.models import Prefetch, QuerySet
 
 from accounts.models import ApiKey, User
+from accounts.selectors import email_verified_subquery
 from accounts.services import api_key_hash
 from catalog.models import Environment, GpuModel
 from catalog.selectors import active_environments
@@ -21,7 +22,14 @@ from payments.selectors import (
 
 
 def api_key_for_raw_key(*, raw_key: str) -> ApiKey | None:
-    return ApiKey.objects.select_related("user").filter(key_hash=api_key_hash(raw_key)).first()
+    """The key with its account and, as `user_email_verified`, whether the account's address
+    is verified (writes need it): one query for everything a request asks of its key."""
+    return (
+        ApiKey.objects.select_related("user")
+        .annotate(user_email_verified=email_verified_subquery(user_path="user"))
+        .filter(key_hash=api_key_hash(raw_key))
+        .first()
+    )
 
 
 def api_gpus() -> QuerySet[GpuModel]:

@@ -12,9 +12,16 @@ from bench.common import BENCH_DATABASE, postgres_base
 # Forced, not defaulted: a DATABASE_URL left in the shell must never point the bench (which
 # drops its database at start) at another database.
 os.environ["DATABASE_URL"] = f"{postgres_base()}/{BENCH_DATABASE}"
-os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-key-not-a-secret")
+# BENCH_REDIS_URL gives runs side by side a Redis database each (keys are prefixed anyway).
+os.environ.setdefault("BENCH_REDIS_URL", "redis://127.0.0.1:6379/12")
+os.environ["REDIS_CACHE_URL"] = os.environ["BENCH_REDIS_URL"]
+os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-key-not-a-secret-not-a-secret")
 os.environ.setdefault("ALLOWED_HOSTS", "127.0.0.1")
 os.environ.setdefault("LOG_LEVEL", "WARNING")
+# Production refuses to start without these; the bench replaces the broker (below) and sends
+# no e-mail, so they only have to pass the checks.
+os.environ.setdefault("CELERY_BROKER_URL", os.environ["BENCH_REDIS_URL"])
+os.environ.setdefault("SITE_URL", "https://bench.invalid")
 
 from rental.settings.production import *  # noqa: F403
 from rental.settings.production import REST_FRAMEWORK
@@ -28,7 +35,7 @@ SECURE_SSL_REDIRECT = False
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
-        "LOCATION": os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/12"),
+        "LOCATION": os.environ["BENCH_REDIS_URL"],
         "KEY_PREFIX": BENCH_DATABASE,
     }
 }

@@ -20,26 +20,82 @@ from pathlib import Path
 from statistics import median
 
 from bench.common import ROOT, TRIVIAL_PATH, process_group_stop, progress
+from bench.people import Person
 
 BENCH_DIR = Path(__file__).resolve().parent
-QUOTE_SCRIPT = BENCH_DIR / "quote.lua"
+POOL_SCRIPT = BENCH_DIR / "pool.lua"
 QUOTE_BODY = {"gpu": "h100-sxm", "environment": "pytorch", "quantity": 1, "term_days": 7}
 
 
 @dataclass(frozen=True)
 class Page:
     name: str
-    path: str
-    script: Path | None = None  # a wrk Lua script for anything but a plain GET
+    path: str  # "{number}" stands for the order number of each person of the pool
+    method: str = "GET"
+    body: str = ""
+    auth: str = ""  # "key" (Authorization: Api-Key) or "session" (a session cookie)
+    min_ratio: float | None = None  # of the trivial view's requests/s; p99 < MAX_P99_MS
+    htmx: bool = False  # sent as htmx sends it (the polls)
+
+    def requests(self, people: list[Person]) -> list[tuple[str, str, str, dict[str, str]]]:
+        """(method, path, body, headers) for each person, or once for an anonymous page."""
+        headers = {"Content-Type": "application/json"} if self.body else {}
+        if self.htmx:
+            headers["HX-Request"] = "true"
+        if not self.auth:
+            return [(self.method, self.path, self.body, headers)]
+        return [
+            (
+                self.method,
+                self.path.format(number=person.order_number),
+                self.body,
+                {**headers, **_credentials(self.auth, person)},
+            )
+            for person in people
+        ]
 
 
+def _credentials(auth: str, person: Person) -> dict[str, str]:
+    if auth == "key":
+        return {"Authorization": f"Api-Key {person.api_key}"}
+    return {"Cookie": f"{SESSION_COOKIE}={person.session_key}"}
+
+
+SESSION_COOKIE = "sessionid"
+MAX_P99_MS = 100.0
+ORDER = "/fr/account/orders/{number}/"
 PAGES = [
     Page("trivial view (baseline)", TRIVIAL_PATH),
-    Page("catalog", "/fr/"),
+    Page("catalog", "/fr/", min_ratio=0.5),
     Page("GPU page", "/fr/gpus/h100-sxm/"),
-    Page("quote API", "/api/v1/quotes/", QUOTE_SCRIPT),
+    Page("GPU list API", "/api/v1/gpus/", auth="key", min_ratio=0.5),
+    Page(
+        "quote API",
+        "/api/v1/quotes/",
+        method="POST",
+        body=json.dumps(QUOTE_BODY),
+        auth="key",
+        min_ratio=0.5,
+    ),
+    Page("order API", "/api/v1/orders/{number}/", auth="key", min_ratio=0.5),
+    Page("order page", ORDER, auth="session", min_ratio=0.3),
+    Page("order list", "/fr/account/orders/", auth="session", min_ratio=0.3),
+    Page("status poll", ORDER + "status/", auth="session", min_ratio=0.5, htmx=True),
+    Page("payment poll", ORDER + "payment/status/", auth="session", min_ratio=0.5, htmx=True),
 ]
 BASELINE = PAGES[0]
+
+
+def pool_write(path: Path, requests) -> Path:
+    """The file bench/pool.lua reads: one request a line, tab-separated."""
+    lines = []
+    for method, url, body, headers in requests:
+        fields = [method, url, body, *(f"{name}: {value}" for name, value in headers.items())]
+        if any("\t" in field or "\n" in field for field in fields):
+            raise ValueError(f"a tab or newline in {fields!r}")
+        lines.append("\t".join(fields))
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
 
 @dataclass(frozen=True)
@@ -132,33 +188,29 @@ def wrk_parse(output: str) -> WrkRun:
     )
 
 
-def wrk_run(base_url: str, page: Page, *, seconds: float, connections: int, api_key: str) -> WrkRun:
+def wrk_run(
+    base_url: str,
+    pool: Path,
+    *,
+    seconds: float,
+    connections: int,
+) -> WrkRun:
+    """wrk on the requests of `pool` (pool_write)."""
     command = [wrk_path(), "-t2", f"-c{connections}", f"-d{seconds:g}s", "--latency"]
-    if page.script:
-        command += ["-s", str(page.script)]
-    command.append(base_url + page.path)
+    command += ["-s", str(POOL_SCRIPT), base_url]
+    env = {**os.environ, "BENCH_REQUESTS": str(pool)}
     completed = subprocess.run(
-        command,
-        capture_output=True,
-        text=True,
-        timeout=seconds + 30,
-        env={**os.environ, "BENCH_API_KEY": api_key},
-        check=False,
+        command, capture_output=True, text=True, timeout=seconds + 30, env=env, check=False
     )
     if completed.returncode != 0:
         raise RuntimeError(f"wrk failed ({completed.returncode}): {completed.stderr}")
     return wrk_parse(completed.stdout)
 
 
-def _request(base_url: str, page: Page, api_key: str) -> tuple[int, bytes]:
-    if page.script is None:
-        request = urllib.request.Request(base_url + page.path)
-    else:
-        request = urllib.request.Request(
-            base_url + page.path,
-            data=json.dumps(QUOTE_BODY).encode(),
-            headers={"Content-Type": "application/json", "Authorization": f"Api-Key {api_key}"},
-        )
+def _request(base_url: str, method: str, path: str, body: str, headers: dict) -> tuple[int, bytes]:
+    request = urllib.request.Request(
+        base_url + path, method=method, data=body.encode() or None, headers=headers
+    )
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
             return response.status, response.read()
@@ -167,8 +219,9 @@ def _request(base_url: str, page: Page, api_key: str) -> tuple[int, bytes]:
 
 
 @contextmanager
-def gunicorn_serving(config: Gunicorn, *, port: int, log_path: Path) -> Iterator[str]:
-    """gunicorn serving the project with bench.settings on 127.0.0.1:`port`."""
+def gunicorn_serving(config: Gunicorn, *, port: int, log_path: Path) -> Iterator[tuple[str, int]]:
+    """gunicorn serving the project with bench.settings on 127.0.0.1:`port`: its URL and
+    its master's pid."""
     base_url = f"http://127.0.0.1:{port}"
     command = [
         sys.executable,
@@ -194,45 +247,47 @@ def gunicorn_serving(config: Gunicorn, *, port: int, log_path: Path) -> Iterator
             if process.poll() is not None:
                 raise RuntimeError(f"gunicorn exited:\n{log_path.read_text()[-3000:]}")
             try:
-                if _request(base_url, BASELINE, "")[0] == 200:
+                if _request(base_url, "GET", BASELINE.path, "", {})[0] == 200:
                     break
             except OSError:
                 pass
             if time.monotonic() > deadline:
                 raise RuntimeError(f"gunicorn not answering:\n{log_path.read_text()[-3000:]}")
             time.sleep(0.2)
-        yield base_url
+        yield base_url, process.pid
     finally:
         process_group_stop(process)
 
 
-def pages_check(base_url: str, api_key: str) -> None:
-    """Every page answers 200 (and the quote is a price) before anything is timed."""
+def pages_pools(people: list[Person], workdir: Path) -> dict[Page, Path]:
+    return {
+        page: pool_write(workdir / f"pool-{index}.txt", page.requests(people))
+        for index, page in enumerate(PAGES)
+    }
+
+
+def pages_check(base_url: str, people: list[Person]) -> None:
+    """Every request of every page answers 200 (the quote with a price) before any timing."""
     for page in PAGES:
-        status, body = _request(base_url, page, api_key)
-        if status != 200:
-            raise RuntimeError(f"{page.path} answered {status}: {body[:500]!r}")
-        if page.script is not None and "total" not in json.loads(body):
-            raise RuntimeError(f"{page.path} answered without a total: {body[:500]!r}")
+        for method, path, body, headers in page.requests(people):
+            status, answer = _request(base_url, method, path, body, headers)
+            if status != 200:
+                raise RuntimeError(f"{method} {path} answered {status}: {answer[:500]!r}")
+            if page.body and "total" not in json.loads(answer):
+                raise RuntimeError(f"{path} answered without a total: {answer[:500]!r}")
 
 
 def pages_measure(
-    base_url: str, *, api_key: str, rounds: int, seconds: float, connections: int
+    base_url: str, *, pools: dict[Page, Path], rounds: int, seconds: float, connections: int
 ) -> list[PageResult]:
     results = [PageResult(page) for page in PAGES]
     progress("HTTP: warming every worker up on every page")
     for page in PAGES:
-        wrk_run(base_url, page, seconds=2, connections=connections, api_key=api_key)
+        wrk_run(base_url, pools[page], seconds=2, connections=connections)
     for round_number in range(1, rounds + 1):
         for result in results:
-            progress(f"HTTP round {round_number}/{rounds}: {result.page.path}")
+            progress(f"HTTP round {round_number}/{rounds}: {result.page.name}")
             result.runs.append(
-                wrk_run(
-                    base_url,
-                    result.page,
-                    seconds=seconds,
-                    connections=connections,
-                    api_key=api_key,
-                )
+                wrk_run(base_url, pools[result.page], seconds=seconds, connections=connections)
             )
     return results

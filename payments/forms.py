@@ -1,11 +1,26 @@
 from django import forms
+from django.forms.models import ModelChoiceIterator
 from django.utils.translation import gettext_lazy as _
 
 from payments.selectors import assets_offered
 from payments.services import PaymentError, tx_hash_clean
 
 
+class _OneQueryChoices(ModelChoiceIterator):
+    """The few assets in one ordinary query: ModelChoiceIterator reads them through
+    queryset.iterator(), a server-side cursor on PostgreSQL (DECLARE, FETCH, CLOSE) on every
+    view of the order page."""
+
+    def __iter__(self):
+        if self.field.empty_label is not None:
+            yield ("", self.field.empty_label)
+        for asset in self.queryset.all():
+            yield self.choice(asset)
+
+
 class AssetChoiceField(forms.ModelChoiceField):
+    iterator = _OneQueryChoices
+
     def label_from_instance(self, obj):
         return _("%(symbol)s on %(network)s") % {"symbol": obj.symbol, "network": obj.chain.name}
 

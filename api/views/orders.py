@@ -12,11 +12,16 @@ from rest_framework.response import Response
 from api.authentication import request_api_key
 from api.errors import Conflict
 from api.pagination import ApiPagination
-from api.selectors import api_order_for_user, api_orders_for_user, api_payment_assets
+from api.selectors import (
+    api_gpus,
+    api_order_for_user,
+    api_orders_for_user,
+    api_payment_assets,
+)
 from api.serializers import OrderOutputSerializer
 from api.services import IdempotencyConflict, api_order_place
 from api.views.base import ApiView
-from catalog.models import TERMS, Environment, GpuModel
+from catalog.models import TERMS, Environment
 from orders.models import OrderEvent, OrderStatus
 from orders.services import MAX_ENVIRONMENT_DETAILS, MAX_QUANTITY, order_cancel, quote_build
 from payments.services import payment_claim_rate_limited, payment_claim_record
@@ -90,10 +95,10 @@ def order_or_404(request, number: str):
 
 
 class ConfigurationInputSerializer(serializers.Serializer):
+    # With its prices and the units free right now, in the GPU's own queries: the quote
+    # needs nothing more (order_create counts the stock again under the GPU's row lock).
     gpu = serializers.SlugRelatedField(
-        slug_field="slug",
-        queryset=GpuModel.objects.filter(is_active=True),
-        help_text="GPU slug, e.g. `h100-sxm`.",
+        slug_field="slug", queryset=api_gpus(), help_text="GPU slug, e.g. `h100-sxm`."
     )
     environment = serializers.SlugRelatedField(
         slug_field="slug",
@@ -167,7 +172,8 @@ class QuoteApi(ApiView):
     def post(self, request):
         serializer = ConfigurationInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        quote = quote_build(**serializer.validated_data)
+        data = serializer.validated_data
+        quote = quote_build(**data, available_units=data["gpu"].available_units)
         return Response(self.OutputSerializer(quote).data)
 
 

@@ -1,0 +1,66 @@
+"""The partner API's busiest endpoints run a fixed, small number of queries."""
+
+from decimal import Decimal
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from orders.models import OrderEvent
+from payments.models import Transfer
+from tests.factories import GpuModelFactory
+from tests.payments.helpers import order_with_invoice
+
+pytestmark = pytest.mark.django_db
+
+QUOTE = {"gpu": "h100-sxm", "environment": "pytorch", "quantity": 1, "term_days": 7}
+
+
+def _count(request) -> int:
+    with CaptureQueriesContext(connection) as queries:
+        response = request()
+    assert response.status_code == 200, response.content[:300]
+    return len(queries)
+
+
+def test_a_quote_reads_the_key_and_account_once_and_the_gpu_with_its_stock(api, gpu, pytorch):
+    """Key and account (with its verified address), GPU with live stock, environment, the
+    term's price: the stock is still counted at the request, in the GPU's own query."""
+    api.post("/api/v1/quotes/", QUOTE, format="json")
+    assert _count(lambda: api.post("/api/v1/quotes/", QUOTE, format="json")) == 4
+
+
+def test_the_gpu_list_runs_the_same_queries_with_7_and_30_gpus(api, gpu):
+    for _ in range(6):
+        GpuModelFactory()
+    api.get("/api/v1/gpus/")
+    few = _count(lambda: api.get("/api/v1/gpus/"))
+    for _ in range(23):
+        GpuModelFactory()
+    assert _count(lambda: api.get("/api/v1/gpus/")) == few <= 3
+
+
+def test_an_order_runs_the_same_queries_whatever_its_history(api, customer, usdc):
+    invoice = order_with_invoice(usdc, user=customer)
+    url = f"/api/v1/orders/{invoice.order.number}/"
+    api.get(url)
+    few = _count(lambda: api.get(url))
+    for index in range(20):
+        OrderEvent.objects.create(
+            order=invoice.order, kind="note", actor=OrderEvent.Actor.SYSTEM, reason="r"
+        )
+        Transfer.objects.create(
+            chain=usdc.chain,
+            asset=usdc,
+            invoice=invoice,
+            tx_hash=f"0x{index:064x}",
+            log_index=0,
+            block_number=index + 1,
+            block_hash=f"0x{index:064x}",
+            block_time=timezone.now(),
+            from_address="0x" + "1" * 40,
+            to_address=invoice.deposit_address,
+            amount=Decimal(1),
+        )
+    assert _count(lambda: api.get(url)) == few <= 5

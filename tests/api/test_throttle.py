@@ -1,0 +1,58 @@
+"""The API's rate limit: refused past the rate, at one small Redis round trip per request."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from accounts.services import api_key_touch
+from tests.redis_calls import redis_sent
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def rate(settings):
+    def set_rate(value: str) -> None:
+        settings.REST_FRAMEWORK = {
+            **settings.REST_FRAMEWORK,
+            "DEFAULT_THROTTLE_RATES": {"api": value},
+        }
+
+    return set_rate
+
+
+def test_past_the_rate_the_request_is_refused_with_the_wait(api, gpu, rate):
+    rate("5/min")
+    statuses = [api.get("/api/v1/gpus/").status_code for _ in range(6)]
+    assert statuses == [200] * 5 + [429]
+    refused = api.get("/api/v1/gpus/")
+    assert refused.json()["error"]["code"] == "throttled"
+    assert 0 < int(refused["Retry-After"]) <= 60
+
+
+def test_a_request_costs_one_round_trip_of_the_same_size_whatever_the_rate(api, gpu, rate):
+    """A throttle that keeps the time of every request reads and writes a list growing with
+    the allowed rate; a counter per window sends the same few bytes, once, every time."""
+    rate("100000/min")
+    with redis_sent() as first:
+        assert api.get("/api/v1/gpus/").status_code == 200
+    for _ in range(200):
+        api.get("/api/v1/gpus/")
+    with redis_sent() as later:
+        assert api.get("/api/v1/gpus/").status_code == 200
+    assert len(first) == len(later) == 1
+    assert first == later
+
+
+def test_last_used_is_written_at_most_once_a_minute_and_stays_right_to_the_minute(
+    customer_key, django_assert_num_queries
+):
+    api_key, _raw = customer_key
+    start = timezone.now()
+    api_key_touch(api_key=api_key, now=start)
+    with django_assert_num_queries(0):
+        api_key_touch(api_key=api_key, now=start + timedelta(seconds=59))
+    api_key_touch(api_key=api_key, now=start + timedelta(seconds=61))
+    api_key.refresh_from_db()
+    assert api_key.last_used_at == start + timedelta(seconds=61)

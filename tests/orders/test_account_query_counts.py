@@ -1,0 +1,86 @@
+"""What a signed-in customer opens most (the order page, its two polls every 3 seconds, the
+order list, the API keys page) runs a fixed number of queries, however long the order's
+history, however many transfers or orders there are."""
+
+from decimal import Decimal
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from accounts.services import MAX_API_KEYS_PER_USER, api_key_create, api_key_revoke
+from orders.models import OrderEvent
+from payments.models import Transfer
+from tests.factories import OrderFactory
+from tests.payments.helpers import order_with_invoice
+
+pytestmark = pytest.mark.django_db
+
+# Ceilings: session, user, then what the page itself reads.
+CEILINGS = {
+    "order page": 8,
+    "status poll": 4,
+    "payment poll": 5,
+    "order list": 4,
+    "API keys page": 4,
+}
+
+
+def _pages(order) -> dict[str, str]:
+    base = f"/fr/account/orders/{order.number}/"
+    return {
+        "order page": base,
+        "status poll": f"{base}status/",
+        "payment poll": f"{base}payment/status/",
+        "order list": "/fr/account/orders/",
+        "API keys page": "/fr/account/api-keys/",
+    }
+
+
+def _count(client, url: str) -> int:
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(url)
+    assert response.status_code == 200
+    return len(queries)
+
+
+def _grow(invoice, customer, *, by: int) -> None:
+    """`by` more events and transfers on the order, orders and API keys for the customer."""
+    order = invoice.order
+    start = Transfer.objects.filter(invoice=invoice).count()
+    for index in range(start, start + by):
+        OrderEvent.objects.create(
+            order=order, kind=OrderEvent.Kind.NOTE, actor=OrderEvent.Actor.SYSTEM, reason="r"
+        )
+        Transfer.objects.create(
+            chain=invoice.asset.chain,
+            asset=invoice.asset,
+            invoice=invoice,
+            tx_hash=f"0x{index:064x}",
+            log_index=0,
+            block_number=index + 1,
+            block_hash=f"0x{index:064x}",
+            block_time=timezone.now(),
+            from_address="0x" + "1" * 40,
+            to_address=invoice.deposit_address,
+            amount=Decimal(1),
+        )
+        OrderFactory(user=customer, gpu=order.gpu, environment=order.environment)
+        api_key, _raw = api_key_create(user=customer, name=f"key {index}")
+        if index >= MAX_API_KEYS_PER_USER // 2:
+            api_key_revoke(api_key=api_key)  # revoked keys stay listed
+
+
+def test_account_pages_run_the_same_queries_with_1_and_30_of_everything(client, customer, usdc):
+    invoice = order_with_invoice(usdc, user=customer)
+    _grow(invoice, customer, by=1)
+    client.force_login(customer)
+    pages = _pages(invoice.order)
+    for url in pages.values():
+        client.get(url)  # templates and translations load once per process
+    few = {name: _count(client, url) for name, url in pages.items()}
+    _grow(invoice, customer, by=29)
+    many = {name: _count(client, url) for name, url in pages.items()}
+    assert many == few
+    assert all(few[name] <= ceiling for name, ceiling in CEILINGS.items()), few
