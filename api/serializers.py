@@ -4,6 +4,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from api.selectors import order_payment, order_refund
+from orders.journal import journal_data, order_journal
 from orders.models import Order, OrderEvent, OrderStatus
 from payments.models import Invoice, Transfer
 from payments.refunds.models import REJECTIONS, Refund, RefundStatus
@@ -144,6 +145,32 @@ class AccessOutputSerializer(serializers.Serializer):
         ref_name = "Access"
 
 
+class JournalOutputSerializer(serializers.Serializer):
+    """The order page's experiment-journal card, for machines (the JSON download too)."""
+
+    order = serializers.CharField(help_text="The order number.")
+    status = serializers.ChoiceField(choices=OrderStatus.choices)
+    gpu = serializers.CharField(help_text="GPU slug.")
+    gpu_name = serializers.CharField()
+    gpu_count = serializers.IntegerField()
+    host_and_slots = serializers.CharField(help_text="Empty until the machines are assigned.")
+    environment = serializers.CharField(help_text="Environment slug.")
+    environment_details = serializers.CharField()
+    term_days = serializers.IntegerField()
+    starts_at = serializers.CharField(allow_null=True, help_text="UTC, ISO 8601; null before.")
+    ends_at = serializers.CharField(
+        allow_null=True, help_text="UTC, ISO 8601; the actual end once ended early."
+    )
+    time_zone = serializers.CharField(help_text="IANA zone of the `_local` times.")
+    starts_at_local = serializers.CharField(allow_null=True)
+    ends_at_local = serializers.CharField(allow_null=True)
+    price_paid = serializers.DecimalField(max_digits=12, decimal_places=2)
+    currency = serializers.CharField()
+
+    class Meta:
+        ref_name = "Journal"
+
+
 class OrderOutputSerializer(serializers.Serializer):
     number = serializers.CharField(help_text="The order number: your reference everywhere.")
     status = serializers.ChoiceField(choices=OrderStatus.choices)
@@ -160,6 +187,10 @@ class OrderOutputSerializer(serializers.Serializer):
         help_text="Pay before this time. The order stays `awaiting_payment` (its units held) "
         "until the watcher has read the chain past it, then expires if nothing came in time."
     )
+    ends_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text="When the rental ends (or ended, if stopped early); null until active.",
+    )
     events = OrderEventOutputSerializer(many=True, help_text="The timeline, oldest first.")
     access = serializers.SerializerMethodField(
         help_text="How to reach the machines; null until the order is active."
@@ -173,8 +204,17 @@ class OrderOutputSerializer(serializers.Serializer):
         "address with `POST /orders/{number}/refund-address/`. Null when none is owed."
     )
 
+    journal = serializers.SerializerMethodField(
+        help_text="The experiment-journal card of the order page; null until paid."
+    )
+
     class Meta:
         ref_name = "Order"
+
+    @extend_schema_field(JournalOutputSerializer(allow_null=True))
+    def get_journal(self, order: Order) -> dict | None:
+        card = order_journal(order=order)
+        return journal_data(card) if card else None
 
     @extend_schema_field(AccessOutputSerializer(allow_null=True))
     def get_access(self, order: Order) -> dict | None:

@@ -1,4 +1,4 @@
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 from django.core.validators import MinValueValidator
 from django.db import models
@@ -6,6 +6,13 @@ from django.utils.translation import gettext_lazy as _
 
 TERM_CHOICES = [(3, _("3 days")), (7, _("7 days")), (30, _("30 days"))]
 TERMS = tuple(days for days, _label in TERM_CHOICES)
+CENT = Decimal("0.01")
+
+
+def hourly_rate(daily_rate: Decimal) -> Decimal:
+    """The hourly equivalent of a daily rate, to the cent: shown beside it, never charged
+    (rentals are billed by the day), so rounding half up cannot under-state it."""
+    return (daily_rate / 24).quantize(CENT, rounding=ROUND_HALF_UP)
 
 
 class GpuModel(models.Model):
@@ -90,6 +97,10 @@ class TermPrice(models.Model):
     @property
     def total_per_gpu(self) -> Decimal:
         return self.daily_rate * self.term_days
+
+    @property
+    def hourly_rate(self) -> Decimal:
+        return hourly_rate(self.daily_rate)
 
 
 class AdviceSection(models.Model):

@@ -3,7 +3,7 @@ from decimal import Decimal
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from catalog.formatting import money
+from catalog.formatting import money, per_hour
 from catalog.forms import NumberInput
 from catalog.models import TERM_CHOICES
 from catalog.selectors import active_environments
@@ -59,8 +59,12 @@ class ConfigureForm(forms.Form):
         self.fields["term"].choices = [
             (
                 days,
-                _("%(label)s · %(rate)s per GPU per day")
-                % {"label": label, "rate": money(daily_rates[days])},
+                _("%(label)s · %(rate)s per GPU per day, %(hourly)s")
+                % {
+                    "label": label,
+                    "rate": money(daily_rates[days]),
+                    "hourly": per_hour(daily_rates[days]),
+                },
             )
             for days, label in TERM_CHOICES
             if days in daily_rates

@@ -356,6 +356,35 @@ def order_complete(*, order: Order, actor_user: User, reason: str = "") -> bool:
     )
 
 
+def order_stop_early(*, order: Order, user: User) -> bool:
+    """The customer ends their rental before its term: it completes now, its units are free
+    (and whatever releases a completed rental's machines releases them), and nothing is
+    refunded for the unused time.
+
+    The order's row lock serialises this with staff and the beat ending it at the same time;
+    the transition's conditional UPDATE lets only one of them complete it. Returns False when
+    another got there first.
+    """
+    with transaction.atomic():
+        locked = Order.objects.select_for_update().get(pk=order.pk)
+        if locked.status != OrderStatus.ACTIVE:
+            raise OrderError(_("Only an active rental can be ended."), code="not_active")
+        now = timezone.now()
+        order.status = locked.status
+        return order_transition(
+            order=order,
+            to=OrderStatus.COMPLETED,
+            actor=Actor.CUSTOMER,
+            actor_user=user,
+            reason=gettext_noop("stopped early by the customer"),
+            data={
+                "stopped_early": True,
+                "planned_end": locked.ends_at and locked.ends_at.isoformat(),
+            },
+            fields={"ends_at": now},
+        )
+
+
 def order_refund(*, order: Order, actor_user: User, reason: str) -> bool:
     """Staff refund a paid order: it ends, and what it received is owed back (orders.hooks)."""
     if not reason.strip():

@@ -5,18 +5,25 @@ from django.contrib import messages
 from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, QueryDict
+from django.http import Http404, JsonResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.selectors import user_email_verified
 from orders import selectors
 from orders.forms import ConfigureForm
 from orders.hooks import PageSection, order_page_sections
-from orders.models import Order, OrderEvent
-from orders.services import OrderError, order_cancel, order_create, quote_build
+from orders.journal import journal_data, journal_for_page, order_journal
+from orders.models import Order, OrderEvent, OrderStatus
+from orders.services import (
+    OrderError,
+    order_cancel,
+    order_create,
+    order_stop_early,
+    quote_build,
+)
 from orders.stock import gpus_with_availability
 from rental.context_processors import language_links
 
@@ -225,6 +232,7 @@ def order_page(
     context = {
         **selectors.order_page_context(order=order),
         "sections": order_page_sections(order=order, given=given),
+        "journal": journal_for_page(order=order),
     }
     return render(request, "orders/order_detail.html", context, status=status)
 
@@ -259,3 +267,41 @@ def order_cancel_view(request, number):
         else:
             messages.error(request, _("This order changed meanwhile; nothing was cancelled."))
     return redirect("orders:detail", number=order.number)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def order_stop_view(request, number):
+    """Ending a rental early: a GET asks (and says nothing is refunded), the POST ends it."""
+    order = selectors.order_for_user_or_404(user=request.user, number=number)
+    if request.method != "POST":
+        if order.status != OrderStatus.ACTIVE:
+            messages.error(request, _("Only an active rental can be ended."))
+            return redirect("orders:detail", number=order.number)
+        return render(request, "orders/order_stop.html", {"order": order})
+    try:
+        stopped = order_stop_early(order=order, user=request.user)
+    except OrderError as error:
+        messages.error(request, error.message)
+    else:
+        if stopped:
+            messages.success(
+                request,
+                _("Rental %(number)s has ended. There is no refund for the unused time.")
+                % {"number": order.number},
+            )
+        else:
+            messages.error(request, _("This rental changed meanwhile; it was not ended."))
+    return redirect("orders:detail", number=order.number)
+
+
+@login_required
+def order_journal_json(request, number):
+    """The experiment-journal card as a JSON file, for the owner of a paid order."""
+    order = selectors.order_for_user_or_404(user=request.user, number=number)
+    card = order_journal(order=order)
+    if card is None:
+        raise Http404
+    response = JsonResponse(journal_data(card), json_dumps_params={"indent": 2})
+    response["Content-Disposition"] = f'attachment; filename="{order.number}-journal.json"'
+    return response

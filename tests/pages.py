@@ -49,12 +49,33 @@ def customer_pages(*, devnet, customer) -> dict[str, str]:
     """The customer's pages, with an API key and orders in each payment state behind them."""
     api_key_create(user=customer, name="Training cluster in the lab, second floor")
     orders = orders_in_each_payment_state(devnet=devnet, customer=customer)
+    rental = active_rental(customer=customer)
     return {
         **CUSTOMER_PAGES,
         **{
             f"order-{state}": f"/{{lang}}/account/orders/{o.number}/" for state, o in orders.items()
         },
+        "order-active": f"/{{lang}}/account/orders/{rental.number}/",
+        "order-stop": f"/{{lang}}/account/orders/{rental.number}/stop/",
     }
+
+
+def active_rental(*, customer) -> Order:
+    """A running rental on a custom image: time left, early stop and the journal card."""
+    now = timezone.now()
+    return OrderFactory(
+        user=customer,
+        gpu=GpuModel.objects.get(slug="h100-sxm"),
+        environment=Environment.objects.get(slug="custom"),
+        environment_details="nvcr.io/nvidia/pytorch:24.05-py3\npip install flash-attn==2.5.8",
+        quantity=2,
+        status=Order.Status.ACTIVE,
+        activated_at=now - timedelta(days=2),
+        ends_at=now + timedelta(days=5, hours=3),
+        access_host="gpu-12.example.net",
+        access_port=2222,
+        access_user="lg-rental",
+    )
 
 
 def orders_in_each_payment_state(*, devnet, customer) -> dict[str, Order]:

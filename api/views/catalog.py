@@ -18,9 +18,9 @@ GPU_EXAMPLE = {
     "available_units": 6,
     "currency": "EUR",
     "prices": [
-        {"term_days": 3, "daily_rate": "79.00", "total_per_gpu": "237.00"},
-        {"term_days": 7, "daily_rate": "72.00", "total_per_gpu": "504.00"},
-        {"term_days": 30, "daily_rate": "61.00", "total_per_gpu": "1830.00"},
+        {"term_days": 3, "daily_rate": "79.00", "hourly_rate": "3.29", "total_per_gpu": "237.00"},
+        {"term_days": 7, "daily_rate": "72.00", "hourly_rate": "3.00", "total_per_gpu": "504.00"},
+        {"term_days": 30, "daily_rate": "61.00", "hourly_rate": "2.54", "total_per_gpu": "1830.00"},
     ],
 }
 
@@ -28,6 +28,12 @@ GPU_EXAMPLE = {
 class TermPriceSerializer(serializers.Serializer):
     term_days = serializers.IntegerField(help_text="3, 7 or 30.")
     daily_rate = serializers.DecimalField(max_digits=10, decimal_places=2)
+    hourly_rate = serializers.DecimalField(
+        max_digits=10,
+        decimal_places=2,
+        help_text="daily_rate / 24, rounded half up to the cent: for comparison only, "
+        "rentals are billed by the day.",
+    )
     total_per_gpu = serializers.DecimalField(
         max_digits=12, decimal_places=2, help_text="Daily rate x term, for one GPU."
     )

@@ -41,6 +41,7 @@ ORDER_EXAMPLE = {
     "currency": "EUR",
     "created_at": "2025-03-04T10:15:00+01:00",
     "payment_deadline": "2025-03-04T10:45:00+01:00",
+    "ends_at": None,
     "events": [
         {
             "status": "awaiting_payment",
@@ -77,6 +78,7 @@ ORDER_EXAMPLE = {
         "transfers": [],
     },
     "refund": None,
+    "journal": None,
 }
 # Printable ASCII without spaces, as in the IETF Idempotency-Key draft's examples.
 IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")

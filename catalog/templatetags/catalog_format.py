@@ -17,6 +17,12 @@ def money(value: Decimal | None, currency: str | None = None) -> str:
     return formatting.money(value, currency)
 
 
+@register.filter
+def per_hour(daily_rate: Decimal, currency: str | None = None) -> str:
+    """The hourly equivalent written beside a daily rate: "i.e. €3.00/h"."""
+    return formatting.per_hour(daily_rate, currency)
+
+
 @register.simple_tag
 def configure_query(*, environment: str = "pytorch", quantity: int = 1, term: int = 7) -> str:
     """The prefill query string the configurator understands."""

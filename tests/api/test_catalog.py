@@ -20,9 +20,24 @@ def test_gpus_list_live_availability_and_prices(api, gpu):
             "available_units": 5,
             "currency": "EUR",
             "prices": [
-                {"term_days": 3, "daily_rate": "80.00", "total_per_gpu": "240.00"},
-                {"term_days": 7, "daily_rate": "72.00", "total_per_gpu": "504.00"},
-                {"term_days": 30, "daily_rate": "60.00", "total_per_gpu": "1800.00"},
+                {
+                    "term_days": 3,
+                    "daily_rate": "80.00",
+                    "hourly_rate": "3.33",
+                    "total_per_gpu": "240.00",
+                },
+                {
+                    "term_days": 7,
+                    "daily_rate": "72.00",
+                    "hourly_rate": "3.00",
+                    "total_per_gpu": "504.00",
+                },
+                {
+                    "term_days": 30,
+                    "daily_rate": "60.00",
+                    "hourly_rate": "2.50",
+                    "total_per_gpu": "1800.00",
+                },
             ],
         }
     ]
@@ -56,3 +71,12 @@ def test_gpu_list_takes_a_fixed_number_of_queries(api, gpu, django_assert_max_nu
         GpuModelFactory(slug=f"gpu-{n}")
     with django_assert_max_num_queries(4):
         assert len(api.get("/api/v1/gpus/").json()) == 6
+
+
+def test_the_api_gives_each_price_its_hourly_rate(api, gpu):
+    prices = api.get("/api/v1/gpus/h100-sxm/").json()["prices"]
+    assert [(p["daily_rate"], p["hourly_rate"]) for p in prices] == [
+        ("80.00", "3.33"),
+        ("72.00", "3.00"),
+        ("60.00", "2.50"),
+    ]

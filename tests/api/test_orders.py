@@ -1,8 +1,12 @@
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from eth_utils import to_checksum_address
 
+from orders.journal import journal_data, order_journal
 from orders.models import Order, OrderEvent, OrderStatus
 from payments.models import PaymentClaim
 from tests.factories import OrderFactory
@@ -243,3 +247,25 @@ def test_a_stale_rate_refuses_the_order_and_keeps_nothing(api, order_body, usdc)
 def test_the_order_total_is_decimal_exact(api, order_body):
     order = api.post("/api/v1/orders/", {**order_body, "term_days": 30}, format="json").json()
     assert Decimal(order["total"]) == Decimal("60.00") * 30 * 2
+
+
+def test_the_order_gives_its_end_and_its_journal_card(api, customer, gpu):
+    started = timezone.now().replace(microsecond=0) - timedelta(days=1)
+    order = OrderFactory(
+        user=customer,
+        gpu=gpu,
+        status=OrderStatus.ACTIVE,
+        activated_at=started,
+        ends_at=started + timedelta(days=7),
+        access_host="gpu-12.example.net",
+    )
+    body = api.get(f"/api/v1/orders/{order.number}/").json()
+    assert parse_datetime(body["ends_at"]) == order.ends_at
+    assert body["journal"] == journal_data(order_journal(order=order))
+    assert body["journal"]["host_and_slots"] == "gpu-12.example.net"
+
+
+def test_an_unpaid_order_has_no_journal_and_no_end_yet(api, customer, gpu):
+    order = OrderFactory(user=customer, gpu=gpu)
+    body = api.get(f"/api/v1/orders/{order.number}/").json()
+    assert (body["ends_at"], body["journal"]) == (None, None)
