@@ -1,13 +1,35 @@
 from django import forms
+from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
-from payments.selectors import assets_offered
+from payments.selectors import assets_offered, assets_unpriced
 from payments.services import PaymentError, tx_hash_clean
 
 
+class AssetRadioSelect(forms.RadioSelect):
+    """Radios whose assets have no trusted rate now are shown, disabled."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.disabled_slugs: set[str] = set()
+
+    def create_option(self, name, value, *args, **kwargs):
+        option = super().create_option(name, value, *args, **kwargs)
+        if str(value) in self.disabled_slugs:
+            option["attrs"]["disabled"] = True
+        return option
+
+
 class AssetChoiceField(forms.ModelChoiceField):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.unpriced: set[int] = set()
+
     def label_from_instance(self, obj):
-        return _("%(symbol)s on %(network)s") % {"symbol": obj.symbol, "network": obj.chain.name}
+        label = _("%(symbol)s on %(network)s") % {"symbol": obj.symbol, "network": obj.chain.name}
+        if obj.pk in self.unpriced:
+            return _("%(label)s: this payment method is temporarily unavailable") % {"label": label}
+        return label
 
 
 class AssetChoiceForm(forms.Form):
@@ -16,9 +38,19 @@ class AssetChoiceForm(forms.Form):
         queryset=assets_offered(),
         to_field_name="slug",
         empty_label=None,
-        widget=forms.RadioSelect,
+        widget=AssetRadioSelect,
         error_messages={"required": _("Choose the currency you will pay with.")},
     )
+
+    def __init__(self, *args, currency: str | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        # A posted unpriced asset still reaches invoice_issue, which refuses it with the
+        # same sentence: disabling the radio only saves the customer a round trip.
+        field = self.fields["asset"]
+        field.unpriced = assets_unpriced(currency=currency or settings.STORE_CURRENCY)
+        field.widget.disabled_slugs = set(
+            field.queryset.filter(pk__in=field.unpriced).values_list("slug", flat=True)
+        )
 
 
 class PaymentClaimForm(forms.Form):

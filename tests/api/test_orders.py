@@ -232,7 +232,7 @@ class TestReadOnlyKey:
 
 
 def test_a_stale_rate_refuses_the_order_and_keeps_nothing(api, order_body, usdc):
-    usdc.rates.update(fetched_at="2000-01-01T00:00Z")
+    usdc.rates.update(expires_at="2000-01-01T00:00Z")
     response = api.post("/api/v1/orders/", order_body, format="json")
     assert response.status_code == 409
     assert response.json()["error"]["code"] == "stale_rate"
