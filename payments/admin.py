@@ -76,7 +76,8 @@ class ManualRateForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["reason"].required = True
+        if "reason" in self.fields:  # absent on the read-only view of a saved rate
+            self.fields["reason"].required = True
 
     def clean(self):
         data = super().clean()

@@ -207,6 +207,8 @@ class Asset(models.Model):
             raise ValidationError(
                 {"contract_address": _("A contract address is 0x followed by 40 hex digits.")}
             )
+        if self.price_feed_id and self.price_feed.chain_id != self.chain_id:
+            raise ValidationError({"price_feed": _("Choose a price feed of the asset's chain.")})
 
     @property
     def is_native(self) -> bool:

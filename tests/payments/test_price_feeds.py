@@ -5,7 +5,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from payments.models import Asset, Invoice, Rate
 from payments.rates import chain_rates_refresh, rate_set_manually
@@ -39,7 +39,7 @@ def assert_refused(asset, because: str) -> None:
     asset.refresh_from_db()
     assert because in asset.rate_refusal
     assert rate_current(asset=asset, currency="EUR") is None
-    with pytest.raises(PaymentError) as refused:
+    with pytest.raises(PaymentError) as refused, translation.override("en"):
         invoice_issue(order=OrderFactory(), asset=asset)
     assert refused.value.code == "stale_rate"
     assert "this payment method is temporarily unavailable" in str(refused.value.message)
@@ -53,8 +53,10 @@ def test_a_normal_update_prices_eth_in_euros_through_eur_usd(devnet, feeds):
     assert rate.source == "Chainlink ETH/USD ÷ EUR/USD" and rate.kind == Rate.Kind.FEED
     assert priced(devnet.usdc) == Decimal("0.85470085")  # 1 / 1.17, 8 places
 
+    rows = Rate.objects.filter(asset=devnet.eth).count()
     refresh(devnet)  # nothing moved: the same row lives on
-    assert Rate.objects.filter(asset=devnet.eth, source=rate.source).count() == 1
+    assert Rate.objects.filter(asset=devnet.eth).count() == rows
+    assert rate_current(asset=devnet.eth, currency="EUR") == rate
 
     feeds.set("ETH/USD", Decimal("3627"))
     refresh(devnet)
@@ -195,3 +197,15 @@ def test_staff_price_a_refused_asset_by_hand_until_the_expiry_they_chose(devnet,
     assert (
         rate_current(asset=Asset.objects.get(pk=devnet.eth.pk), currency="EUR", now=later) is None
     )
+
+
+def test_the_beat_task_refreshes_every_active_chain(devnet, feeds):
+    from payments.tasks import rates_refresh_task
+
+    feeds.set("ETH/USD", Decimal("3627"))
+    outcome = rates_refresh_task.delay().get()
+    assert outcome == {
+        "eth-devnet": "1 ETH = 3100.00000000 EUR",
+        "usdc-devnet": outcome["usdc-devnet"],
+    }
+    assert priced(devnet.eth) == Decimal("3100")
