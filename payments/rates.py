@@ -163,16 +163,22 @@ def chain_rates_refresh(
     )
     if not assets:
         return {}
-    feeds = list(chain.price_feeds.all())
+    on_chain = list(chain.price_feeds.all())
     fiat = next(
         (
             each
-            for each in feeds
+            for each in on_chain
             if each.role == PriceFeed.Role.FIAT and each.pair == f"{settings.STORE_CURRENCY}/USD"
         ),
         None,
     )
-    sequencer = next((each for each in feeds if each.role == PriceFeed.Role.SEQUENCER), None)
+    sequencer = next((each for each in on_chain if each.role == PriceFeed.Role.SEQUENCER), None)
+    # Only the feeds in use: a mistyped feed that prices nothing must not refuse the others.
+    used = {asset.price_feed_id for asset in assets} | {
+        fiat and fiat.pk,
+        sequencer and sequencer.pk,
+    }
+    feeds = [each for each in on_chain if each.pk in used]
     client = client or RpcClient(chain.rpc_url)
     outcome: dict[str, str] = {}
     try:

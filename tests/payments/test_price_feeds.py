@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone, translation
 
-from payments.models import Asset, Invoice, Rate
+from payments.models import Asset, Invoice, PriceFeed, Rate
 from payments.rates import chain_rates_refresh, rate_set_manually
 from payments.selectors import rate_current
 from payments.services import PaymentError, invoice_issue
@@ -209,3 +209,15 @@ def test_the_beat_task_refreshes_every_active_chain(devnet, feeds):
         "usdc-devnet": outcome["usdc-devnet"],
     }
     assert priced(devnet.eth) == Decimal("3100")
+
+
+def test_a_broken_feed_that_prices_nothing_does_not_refuse_the_others(devnet, feeds):
+    PriceFeed.objects.create(
+        chain=devnet.chain,
+        pair="BTC/USD",
+        role=PriceFeed.Role.PRICE,
+        address="0x" + "12" * 20,  # no contract there: eth_call answers 0x
+        heartbeat_seconds=3600,
+    )
+    refresh(devnet)
+    assert priced(devnet.eth) == Decimal("3000") and priced(devnet.usdc) is not None

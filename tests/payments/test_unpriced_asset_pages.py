@@ -10,7 +10,7 @@ from django.utils import timezone, translation
 from accounts.services import api_key_create
 from orders.models import Order
 from payments.models import Invoice
-from payments.rates import chain_rates_refresh
+from payments.rates import chain_rates_refresh, rate_set_manually
 from tests.api.conftest import key_client
 from tests.factories import EnvironmentFactory, GpuModelFactory, OrderFactory
 from tests.payments.feeds import FeedsOnChain
@@ -73,3 +73,25 @@ def test_the_api_refuses_an_order_in_that_asset_and_keeps_nothing(devnet, eth_fe
     response = api.post("/api/v1/orders/", {**body, "asset": "usdc-devnet"}, format="json")
     assert response.status_code == 201
     assert Invoice.objects.get().locked_rate == Decimal("0.85470085")
+
+
+def test_a_manual_rate_offers_the_asset_again_until_its_expiry(
+    devnet, eth_feed_stale, client, customer, staff
+):
+    from payments.selectors import assets_unpriced
+
+    until = timezone.now() + timedelta(hours=1)
+    rate_set_manually(
+        asset=devnet.eth,
+        rate=Decimal("2900"),
+        currency="EUR",
+        reason="Feed stale",
+        expires_at=until,
+        staff_user=staff,
+    )
+    client.force_login(customer)
+    order = OrderFactory(user=customer)
+    page = client.get(payment_url("page", order, "en")).content.decode()
+    assert SENTENCE["en"] not in page
+    assert assets_unpriced(currency="EUR") == set()
+    assert devnet.eth.pk in assets_unpriced(currency="EUR", now=until + timedelta(seconds=1))
