@@ -20,7 +20,8 @@ from payments.models import Asset, Chain, PriceFeed, Rate
 from payments.rpc import RoundData, RpcClient, RpcError
 
 logger = logging.getLogger(__name__)
-RATE_PLACES = Decimal("0.00000001")  # Rate.rate has 8 decimal places
+# Rate.rate: 8 decimal places, 16 digits before them.
+RATE_PLACES, RATE_LIMIT = Decimal("0.00000001"), Decimal(10) ** 16
 
 
 class FeedRefused(Exception):
@@ -35,10 +36,10 @@ def feed_answer(*, feed: PriceFeed, data: RoundData, now: datetime) -> Decimal:
     """The feed's answer in whole units, or FeedRefused saying why it cannot be trusted."""
     if data.updated_at == 0:
         raise FeedRefused(f"{feed.pair}: the round has no update time")
-    updated = _time(data.updated_at)
-    if updated > now + settings.PAYMENTS_FEED_CLOCK_SKEW:
-        raise FeedRefused(f"{feed.pair}: updated in the future ({updated:%Y-%m-%d %H:%M:%S}Z)")
-    age = now - updated
+    # Compared as integers first: a uint256 time may lie beyond any datetime.
+    if data.updated_at > (now + settings.PAYMENTS_FEED_CLOCK_SKEW).timestamp():
+        raise FeedRefused(f"{feed.pair}: updated in the future (Unix time {data.updated_at})")
+    age = now - _time(data.updated_at)
     if age > timedelta(seconds=feed.heartbeat_seconds) + settings.PAYMENTS_FEED_HEARTBEAT_MARGIN:
         raise FeedRefused(
             f"{feed.pair}: stale, updated {int(age.total_seconds())} s ago "
@@ -61,6 +62,8 @@ def sequencer_check(*, data: RoundData, now: datetime) -> None:
         raise FeedRefused("the L2 sequencer is down")
     if data.started_at == 0:
         raise FeedRefused("the L2 sequencer status has no start time")
+    if data.started_at > now.timestamp():
+        raise FeedRefused("the L2 sequencer status starts in the future")
     since = now - _time(data.started_at)
     if since < settings.PAYMENTS_SEQUENCER_GRACE:
         raise FeedRefused(f"the L2 sequencer came back only {int(since.total_seconds())} s ago")
@@ -94,6 +97,9 @@ def _feed_rate(
             raise FeedRefused(f"no {currency}/USD feed on {asset.chain.name}")
         price /= feed_answer(feed=fiat, data=readings[fiat.pk], now=now)
         used.append(fiat)
+    source = "Chainlink " + " ÷ ".join(each.pair for each in used)
+    if not RATE_PLACES <= price < RATE_LIMIT:
+        raise FeedRefused(f"{source}: a rate of {price:.3E} is out of range")
     # The rate lasts while every feed behind it would still pass feed_answer, and only until
     # the next reads could have seen a move.
     margin = settings.PAYMENTS_FEED_HEARTBEAT_MARGIN
@@ -106,7 +112,7 @@ def _feed_rate(
     )
     return FeedRate(
         rate=price.quantize(RATE_PLACES, rounding=ROUND_HALF_EVEN),
-        source="Chainlink " + " ÷ ".join(each.pair for each in used),
+        source=source,
         feed_updated_at=min(_time(readings[each.pk].updated_at) for each in used),
         expires_at=expires_at,
     )

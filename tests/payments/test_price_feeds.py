@@ -221,3 +221,20 @@ def test_a_broken_feed_that_prices_nothing_does_not_refuse_the_others(devnet, fe
     )
     refresh(devnet)
     assert priced(devnet.eth) == Decimal("3000") and priced(devnet.usdc) is not None
+
+
+def test_an_absurd_answer_or_time_is_refused_not_crashed_on(devnet, feeds):
+    feeds.set("ETH/USD", 2**200, decimals=0)
+    refresh(devnet)
+    assert_refused(devnet.eth, "Chainlink ETH/USD ÷ EUR/USD: a rate of 1.373E+52 is out of range")
+    feeds.set("ETH/USD", 1, decimals=0)  # 10^-8 USD: no rate at 8 places
+    refresh(devnet)
+    assert_refused(devnet.eth, "is out of range")
+    feeds.set("ETH/USD", 3510, updated_at=2**200)
+    refresh(devnet)
+    assert_refused(devnet.eth, "ETH/USD: updated in the future")
+    feeds.sequencer_add()
+    feeds.set("sequencer", 0, decimals=0, started_at=2**200)
+    feeds.set("ETH/USD", 3510)
+    refresh(devnet)
+    assert_refused(devnet.eth, "the L2 sequencer status starts in the future")
