@@ -2,13 +2,14 @@
 
 Sources, read when this file was written (re-check them before adding a network):
 - Tokens: Circle's "USDC contract addresses" page (developers.circle.com, native USDC only,
-  never the bridged USDC.e / USDbC) and Tether's "supported protocols" page (tether.to). Tether
-  lists no USDT of its own on Base or Arbitrum One (the token there is a third party's bridge,
-  USDT0 / bridged USDT): left out rather than guessed.
+  never the bridged USDC.e / USDbC) and Tether's "supported protocols" page (tether.to). USDT
+  is Tether's own on Ethereum only: on Arbitrum One and Polygon PoS the token is USDT0, a third
+  party's (Polygon's former USDT contract was upgraded to it in 2025, symbol changed), and Base
+  has none; left out rather than guessed.
 - Feeds: Chainlink's "Price Feed Contract Addresses" list (docs.chain.link/data-feeds), with
-  each feed's heartbeat, and "L2 Sequencer Uptime Feeds" for Base and Arbitrum One. Base's
-  EUR/USD feed is left out (not verified here): Base assets are priced only in USD until it is
-  added in the admin, else by a manual rate.
+  each feed's heartbeat, and "L2 Sequencer Uptime Feeds" for Base and Arbitrum One. A heartbeat
+  set shorter than the real one only refuses more often; check Polygon's against the list
+  before going live there (the values below were the least certain).
 - Finality: the Ethereum JSON-RPC spec (ethereum/execution-apis) defines the block tags `safe`
   and `finalized`; Ethereum finalizes after two epochs (~13 min, ethereum.org "Proof-of-stake"
   page); OP Stack (Base) and Arbitrum Nitro answer `safe` once the L2 block's batch is posted
@@ -123,6 +124,7 @@ PRESETS: dict[str, NetworkPreset] = {
             feeds=[
                 FeedPreset("ETH/USD", PRICE, "0x71041dddad3595f9ced3dccfbe3d1f4b0a16bb70", 1200),
                 FeedPreset("USDC/USD", PRICE, "0x7e860098f58bbfc8648a4311b374b1d669a2bc6b", DAY),
+                FeedPreset("EUR/USD", FIAT, "0xc91d87e81fab8f93699ecf7ee9b44d11e1d53f0f", 3600),
                 FeedPreset(
                     "sequencer", SEQUENCER, "0xbcf85224fc0756b9fa45aa7892530b47e10b6433", DAY
                 ),
@@ -149,7 +151,7 @@ PRESETS: dict[str, NetworkPreset] = {
             feeds=[
                 FeedPreset("ETH/USD", PRICE, "0x639fe6ab55c921f74e7fac1ee960c0b6293ba612", DAY),
                 FeedPreset("USDC/USD", PRICE, "0x50834f3163758fcc1df9973b6e91f0f0f0434ad3", DAY),
-                FeedPreset("EUR/USD", FIAT, "0xa14d53bc1f1c0f31b4aa3bd109344e5009051a84", DAY),
+                FeedPreset("EUR/USD", FIAT, "0xa14d53bc1f1c0f31b4aa3bd109344e5009051a84", 3600),
                 FeedPreset(
                     "sequencer", SEQUENCER, "0xfdb631f5ee196f0ed6faa767959853a9f217697d", DAY
                 ),
@@ -173,19 +175,11 @@ PRESETS: dict[str, NetworkPreset] = {
                 TokenPreset(
                     "USDC", "USD Coin", "0x3c499c542cef5e3811e1192ce70d8cc03d5c3359", 6, "USDC/USD"
                 ),
-                TokenPreset(
-                    "USDT",
-                    "Tether USD",
-                    "0xc2132d05d31c914a87c6611c10748aeb04b58e8f",
-                    6,
-                    "USDT/USD",
-                ),
             ],
             feeds=[
                 # Chainlink's former MATIC/USD feed, which now prices POL.
                 FeedPreset("POL/USD", PRICE, "0xab594600376ec9fd91f8e885dadf0ce036862de0", 27),
-                FeedPreset("USDC/USD", PRICE, "0xfe4a8cc5b5b2366c1b58bea3858e81843581b2f7", 27),
-                FeedPreset("USDT/USD", PRICE, "0x0a6513e40db6eb1b165753ad52e80663aea50545", 27),
+                FeedPreset("USDC/USD", PRICE, "0xfe4a8cc5b5b2366c1b58bea3858e81843581b2f7", DAY),
                 FeedPreset("EUR/USD", FIAT, "0x73366fe0aa0ded304479862808e02506fe556a98", 27),
             ],
         ),
