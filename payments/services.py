@@ -16,7 +16,7 @@ from orders.stock import UnitsGone, order_paying_transition
 from orders.transitions import order_event_record
 from payments.derivation import deposit_address, xpub_for
 from payments.locks import order_and_invoices_locked
-from payments.models import Asset, Chain, Invoice, PaymentClaim, Rate, ScanCursor
+from payments.models import Asset, Chain, Invoice, PaymentClaim, ScanCursor
 from payments.selectors import rate_current
 from payments.tasks import invoice_check_task
 from rental.celery import enqueue_after_commit
@@ -262,19 +262,6 @@ def invoice_funds_lost_clear(*, invoice: Invoice, staff_user: User, reason: str)
             data={"flag": "funds_lost", "cleared": True, "invoice": invoice.pk},
         )
     return True
-
-
-def rate_record(*, asset: Asset, rate: Decimal, currency: str, source: str, now=None) -> Rate:
-    """A rate read elsewhere, valid for PAYMENTS_RATE_MAX_AGE (feeds: payments.rates)."""
-    now = now or timezone.now()
-    return Rate.objects.create(
-        asset=asset,
-        rate=rate,
-        currency=currency,
-        source=source,
-        fetched_at=now,
-        expires_at=now + settings.PAYMENTS_RATE_MAX_AGE,
-    )
 
 
 def chain_cursor_start(

@@ -1,11 +1,13 @@
 from decimal import Decimal
 
 import pytest
+from django.conf import settings
 from django.core.cache import cache
+from django.utils import timezone
 
 from catalog.pagecache import forget_served_pages
-from payments.models import Asset, Chain
-from payments.services import chain_cursor_start, rate_record
+from payments.models import Asset, Chain, Rate
+from payments.services import chain_cursor_start
 from tests.api.receiver import receiver_start
 from tests.factories import UserFactory
 from tests.services import unreachable
@@ -80,7 +82,13 @@ def usdc(db):
         decimals=6,
     )
     for each, value in ((asset, Decimal("0.92")), (chain.assets.get(kind="native"), 3000)):
-        rate_record(asset=each, rate=Decimal(value), currency="EUR", source="test")
+        Rate.objects.create(
+            asset=each,
+            rate=Decimal(value),
+            currency="EUR",
+            source="test",
+            expires_at=timezone.now() + settings.PAYMENTS_RATE_MAX_AGE,
+        )
     return asset
 
 
