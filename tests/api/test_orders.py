@@ -80,6 +80,7 @@ def test_payment_assets(api, usdc):
             "network": "Anvil devnet",
             "token_address": None,
             "decimals": 18,
+            "available": True,
         },
         {
             "id": "usdc-devnet",
@@ -89,6 +90,7 @@ def test_payment_assets(api, usdc):
             "network": "Anvil devnet",
             "token_address": "0x5fbdb2315678afecb367f032d93f642f64180aa3",
             "decimals": 6,
+            "available": True,
         },
     ]
 
