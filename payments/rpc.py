@@ -403,15 +403,13 @@ class RpcClient:
         return decoded
 
     def latest_rounds(self, feeds: list[str]) -> list[RoundData]:
-        """latestRoundData() of each Chainlink feed, in one batch."""
+        """latestRoundData() of each Chainlink feed, in one batch (one HTTP request for all the
+        feeds of a chain)."""
         types = ["uint80", "int256", "uint256", "uint256", "uint80"]
         answers = self.eth_calls(
             [(feed, LATEST_ROUND_DATA_SELECTOR) for feed in feeds], types=types
         )
         return [RoundData(*answer) for answer in answers]
-
-    def latest_round_data(self, feed: str) -> RoundData:
-        return self.latest_rounds([feed])[0]
 
     def decimals(self, contract: str) -> int:
         """decimals() of a feed or an ERC-20 token."""
