@@ -81,7 +81,8 @@ bench: deps compilemessages
 	command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk)
 	$(BIN)/python bench/run.py
 
-# Recompiles contracts/TestUSDC.sol into contracts/build/ (committed; Python needs no node).
+# Recompiles contracts/*.sol and the npm contracts contracts/build.py names into contracts/build/
+# (committed; Python needs no node).
 contracts: node_modules/.installed
 	$(BIN)/python contracts/build.py
 

@@ -63,7 +63,8 @@ ERRORS = {
         _example("not_found", "Not found."),
     ),
     "409": (
-        "The request conflicts with the current state (stock, order status, idempotency key).",
+        "The request conflicts with the current state (stock, order status, idempotency key; "
+        "`stale_rate`: the asset is temporarily unavailable, no trusted price for it now).",
         _example("not_enough_units", "Not enough units: 2 available right now.", {"quantity": []}),
     ),
     "413": (

@@ -28,8 +28,8 @@ def _devnet_usdc():
     from django.utils import timezone
 
     from payments.devnet import DEVNET_CHAIN_ID, DEVNET_RATES, ETH_SLUG, USDC_SLUG
-    from payments.models import Asset, Chain
-    from payments.services import chain_cursor_start, rate_record
+    from payments.models import Asset, Chain, Rate
+    from payments.services import chain_cursor_start
 
     chain, created = Chain.objects.get_or_create(
         chain_id=DEVNET_CHAIN_ID,
@@ -52,9 +52,12 @@ def _devnet_usdc():
         slug=ETH_SLUG,
         defaults={"chain": chain, "kind": Asset.Kind.NATIVE, "symbol": "ETH", "decimals": 18},
     )
-    rate_record(asset=usdc, rate=DEVNET_RATES[USDC_SLUG], currency="EUR", source="bench")
     # Long enough for every page of the run to stay payable.
-    return usdc, timezone.now() + timedelta(hours=2)
+    until = timezone.now() + timedelta(hours=2)
+    Rate.objects.create(
+        asset=usdc, rate=DEVNET_RATES[USDC_SLUG], currency="EUR", source="bench", expires_at=until
+    )
+    return usdc, until
 
 
 def _session_for(user) -> str:

@@ -5,7 +5,17 @@ from django.template.response import TemplateResponse
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext_lazy
 
-from payments.models import Asset, Chain, Invoice, PaymentClaim, Rate, ScanCursor, Transfer
+from payments.models import (
+    Asset,
+    Chain,
+    Invoice,
+    PaymentClaim,
+    PriceFeed,
+    Rate,
+    ScanCursor,
+    Transfer,
+)
+from payments.rates import RateRefused, rate_manual_check, rate_set_manually
 
 # Registers the refunds' admin (payments/refunds/admin.py) with the rest of payments.
 from payments.refunds import admin as _refunds_admin  # noqa: F401
@@ -23,7 +33,15 @@ class KeptForTheRecord:
 
 @admin.register(Chain)
 class ChainAdmin(admin.ModelAdmin):
-    list_display = ["name", "chain_id", "confirmations", "is_devnet", "is_active", "scanned_to"]
+    list_display = [
+        "name",
+        "chain_id",
+        "finality_tag",
+        "confirmations",
+        "is_devnet",
+        "is_active",
+        "scanned_to",
+    ]
     list_filter = ["is_active", "is_devnet"]
 
     @admin.display(description=_("scanned to block"))
@@ -32,17 +50,79 @@ class ChainAdmin(admin.ModelAdmin):
         return cursor.block_number if cursor else "—"
 
 
+@admin.register(PriceFeed)
+class PriceFeedAdmin(admin.ModelAdmin):
+    list_display = ["pair", "chain", "role", "address", "decimals", "heartbeat_seconds"]
+    list_filter = ["chain", "role"]
+
+
 @admin.register(Asset)
 class AssetAdmin(admin.ModelAdmin):
-    list_display = ["slug", "symbol", "chain", "kind", "contract_address", "decimals", "is_active"]
+    list_display = [
+        "slug",
+        "symbol",
+        "chain",
+        "kind",
+        "contract_address",
+        "decimals",
+        "price_feed",
+        "is_active",
+        "rate_refusal",
+    ]
     list_filter = ["chain", "kind", "is_active"]
+    readonly_fields = ["rate_refusal", "rate_checked_at"]
+
+
+class ManualRateForm(forms.ModelForm):
+    class Meta:
+        model = Rate
+        fields = ["asset", "currency", "rate", "expires_at", "reason"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if "reason" in self.fields:  # absent on the read-only view of a saved rate
+            self.fields["reason"].required = True
+
+    def clean(self):
+        super().clean()
+        data = self.cleaned_data
+        if not self.errors:
+            try:
+                rate_manual_check(
+                    rate=data["rate"], reason=data["reason"], expires_at=data["expires_at"]
+                )
+            except RateRefused as exc:
+                raise forms.ValidationError(str(exc)) from None
+        return data
 
 
 @admin.register(Rate)
 class RateAdmin(admin.ModelAdmin):
-    list_display = ["asset", "rate", "currency", "source", "fetched_at"]
-    list_filter = ["asset", "currency"]
+    """Rates are history (invoices point to them): staff add manual ones, never edit any."""
+
+    list_display = ["asset", "rate", "currency", "kind", "source", "fetched_at", "expires_at"]
+    list_filter = ["kind", "asset", "currency"]
     date_hierarchy = "fetched_at"
+    form = ManualRateForm
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def save_model(self, request, obj, form, change):
+        try:
+            rate = rate_set_manually(
+                asset=obj.asset,
+                rate=obj.rate,
+                currency=obj.currency,
+                reason=obj.reason,
+                expires_at=obj.expires_at,
+                staff_user=request.user,
+            )
+        except RateRefused as exc:
+            # The form checked the same rules a moment ago: only the clock can differ.
+            self.message_user(request, str(exc), messages.ERROR)
+            return
+        obj.pk = rate.pk
 
 
 class TransferInline(admin.TabularInline):

@@ -1,8 +1,11 @@
+from typing import cast
+
 from django import forms
+from django.conf import settings
 from django.forms.models import ModelChoiceIterator
 from django.utils.translation import gettext_lazy as _
 
-from payments.selectors import assets_offered
+from payments.selectors import assets_offered, assets_unpriced
 from payments.services import PaymentError, tx_hash_clean
 
 
@@ -18,11 +21,33 @@ class _OneQueryChoices(ModelChoiceIterator):
             yield self.choice(asset)
 
 
+class AssetRadioSelect(forms.RadioSelect):
+    """Radios whose assets have no trusted rate now are shown, disabled."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.disabled_pks: set[int] = set()
+
+    def create_option(self, name, value, *args, **kwargs):
+        option = super().create_option(name, value, *args, **kwargs)
+        # ModelChoiceIteratorValue carries the asset already read: no query per option.
+        if getattr(getattr(value, "instance", None), "pk", None) in self.disabled_pks:
+            option["attrs"]["disabled"] = True
+        return option
+
+
 class AssetChoiceField(forms.ModelChoiceField):
     iterator = _OneQueryChoices
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.unpriced: set[int] = set()
+
     def label_from_instance(self, obj):
-        return _("%(symbol)s on %(network)s") % {"symbol": obj.symbol, "network": obj.chain.name}
+        label = _("%(symbol)s on %(network)s") % {"symbol": obj.symbol, "network": obj.chain.name}
+        if obj.pk in self.unpriced:
+            return _("%(label)s: this payment method is temporarily unavailable") % {"label": label}
+        return label
 
 
 class AssetChoiceForm(forms.Form):
@@ -31,9 +56,17 @@ class AssetChoiceForm(forms.Form):
         queryset=assets_offered(),
         to_field_name="slug",
         empty_label=None,
-        widget=forms.RadioSelect,
+        widget=AssetRadioSelect,
         error_messages={"required": _("Choose the currency you will pay with.")},
     )
+
+    def __init__(self, *args, currency: str | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        # A posted unpriced asset still reaches invoice_issue, which refuses it with the
+        # same sentence: disabling the radio only saves the customer a round trip.
+        field = cast(AssetChoiceField, self.fields["asset"])
+        field.unpriced = assets_unpriced(currency=currency or settings.STORE_CURRENCY)
+        cast(AssetRadioSelect, field.widget).disabled_pks = field.unpriced
 
 
 class PaymentClaimForm(forms.Form):

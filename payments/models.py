@@ -53,7 +53,18 @@ class Chain(models.Model):
             "holding a key: every visitor can read it."
         ),
     )
+
+    class FinalityTag(models.TextChoices):
+        NONE = "", _("Confirmation count")
+        SAFE = "safe", _("Block tag “safe”")
+        FINALIZED = "finalized", _("Block tag “finalized”")
+
     confirmations = models.PositiveSmallIntegerField(_("confirmations required"), default=12)
+    # Where the chain's RPC answers the tag, a transfer counts once its block is at or below
+    # that tag's block; else after `confirmations` blocks (payments/presets.py cites both).
+    finality_tag = models.CharField(
+        _("finality rule"), max_length=10, choices=FinalityTag.choices, blank=True, default=""
+    )
     block_time_seconds = models.DecimalField(
         _("block time (s)"), max_digits=6, decimal_places=2, default=Decimal("12")
     )
@@ -88,6 +99,54 @@ class Chain(models.Model):
         return self.explorer_tx_url.replace("{tx}", tx_hash) if self.explorer_tx_url else ""
 
 
+class PriceFeed(models.Model):
+    """A Chainlink data feed on a chain, read with latestRoundData through the chain's RPC.
+
+    A model rather than fields on Asset: one EUR/USD feed converts every asset of its chain,
+    one sequencer-uptime feed guards them all, and each feed has its own decimals and heartbeat.
+    """
+
+    class Role(models.TextChoices):
+        PRICE = "price", _("Asset price in USD")
+        FIAT = "fiat", _("Store currency in USD")
+        SEQUENCER = "sequencer", _("L2 sequencer uptime")
+
+    chain = models.ForeignKey(Chain, on_delete=models.CASCADE, related_name="price_feeds")
+    pair = models.CharField(_("pair"), max_length=30, help_text="ETH/USD, EUR/USD, sequencer")
+    role = models.CharField(_("role"), max_length=10, choices=Role.choices)
+    # Lower-case hex, like token contracts.
+    address = models.CharField(_("feed contract"), max_length=42)
+    decimals = models.PositiveSmallIntegerField(_("decimals"), default=8)
+    heartbeat_seconds = models.PositiveIntegerField(
+        _("heartbeat (s)"),
+        help_text=_("The feed updates at least this often; an older answer is refused."),
+    )
+
+    class Meta:
+        ordering = ["chain", "pair"]
+        verbose_name = _("price feed")
+        verbose_name_plural = _("price feeds")
+        constraints = [
+            models.UniqueConstraint(fields=["chain", "pair"], name="one_feed_per_pair"),
+            models.UniqueConstraint(
+                fields=["chain"], condition=Q(role="sequencer"), name="one_sequencer_feed"
+            ),
+            models.CheckConstraint(
+                condition=Q(address__regex=r"^0x[0-9a-f]{40}$"), name="feed_address_lower_hex"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.pair} · {self.chain.name}"
+
+    def clean(self) -> None:
+        self.address = self.address.lower()
+        if not re.fullmatch(r"0x[0-9a-f]{40}", self.address):
+            raise ValidationError(
+                {"address": _("A contract address is 0x followed by 40 hex digits.")}
+            )
+
+
 class Asset(models.Model):
     class Kind(models.TextChoices):
         NATIVE = "native", _("Native coin")
@@ -102,6 +161,25 @@ class Asset(models.Model):
     contract_address = models.CharField(_("token contract"), max_length=42, blank=True)
     decimals = models.PositiveSmallIntegerField(_("decimals"))
     is_active = models.BooleanField(_("offered at checkout"), default=True)
+    price_feed = models.ForeignKey(
+        PriceFeed,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        limit_choices_to={"role": PriceFeed.Role.PRICE},
+        verbose_name=_("price feed (USD)"),
+        help_text=_("Without one, only a manual rate prices this asset."),
+    )
+    is_stablecoin = models.BooleanField(
+        _("stablecoin"),
+        default=False,
+        help_text=_("Refused while its USD feed is outside the peg band (depeg guard)."),
+    )
+    # Why the last feed refresh refused this asset's rate (blank: it did not); new invoices
+    # then wait for a good reading or a manual rate.
+    rate_refusal = models.CharField(_("rate refused because"), max_length=300, blank=True)
+    rate_checked_at = models.DateTimeField(_("rate last checked"), null=True, blank=True)
 
     class Meta:
         ordering = ["chain", "symbol"]
@@ -137,6 +215,9 @@ class Asset(models.Model):
             raise ValidationError(
                 {"contract_address": _("A contract address is 0x followed by 40 hex digits.")}
             )
+        feed = self.price_feed if self.price_feed_id else None
+        if feed is not None and feed.chain_id != self.chain_id:
+            raise ValidationError({"price_feed": _("Choose a price feed of the asset's chain.")})
 
     @property
     def is_native(self) -> bool:
@@ -146,11 +227,30 @@ class Asset(models.Model):
 class Rate(models.Model):
     """What one whole unit of an asset is worth in the store currency, at a time."""
 
+    class Kind(models.TextChoices):
+        FEED = "feed", _("Price feeds")
+        MANUAL = "manual", _("Set by staff")
+
     asset = models.ForeignKey(Asset, on_delete=models.CASCADE, related_name="rates")
     currency = models.CharField(_("currency"), max_length=3)
     rate = models.DecimalField(_("rate"), max_digits=24, decimal_places=8)
     source = models.CharField(_("source"), max_length=60)
     fetched_at = models.DateTimeField(_("time"), default=timezone.now)
+    kind = models.CharField(_("kind"), max_length=8, choices=Kind.choices, default="feed")
+    # No invoice is issued at this rate from then on: a feed rate lasts while its feeds are
+    # within their heartbeat (and it was read recently); a manual one until staff said.
+    expires_at = models.DateTimeField(_("valid until"))
+    # The oldest `updatedAt` among the feeds that made this rate.
+    feed_updated_at = models.DateTimeField(_("feeds updated"), null=True, blank=True)
+    reason = models.TextField(_("reason"), blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("set by"),
+    )
 
     class Meta:
         ordering = ["-fetched_at"]

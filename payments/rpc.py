@@ -16,6 +16,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
 
 import eth_abi as abi
@@ -28,6 +29,10 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
 # keccak("balanceOf(address)")[:4]
 BALANCE_OF_SELECTOR = "0x70a08231"
+# keccak of latestRoundData(), decimals() and symbol(), first 4 bytes.
+LATEST_ROUND_DATA_SELECTOR = "0xfeaf968c"
+DECIMALS_SELECTOR = "0x313ce567"
+SYMBOL_SELECTOR = "0x95d89b41"
 T = TypeVar("T")
 # Process-wide count of JSON-RPC method calls, by method.
 call_counter: Counter[str] = Counter()
@@ -174,6 +179,17 @@ class TransactionTrace(_Model):
 
 
 CALL_TRACER = {"tracer": "callTracer"}
+
+
+@dataclass(frozen=True)
+class RoundData:
+    """A Chainlink aggregator's latestRoundData(), times in Unix seconds."""
+
+    round_id: int
+    answer: int
+    started_at: int
+    updated_at: int
+    answered_in_round: int
 
 
 def _validate(model: type[_Model], value: Any, method: str):
@@ -375,6 +391,39 @@ class RpcClient:
         except (ValueError, DecodingError) as exc:
             raise InvalidAnswer(f"eth_call: not a balanceOf answer: {answer[:80]}") from exc
         return amount
+
+    def eth_calls(self, requests_: list[tuple[str, str]], *, types: list[str]) -> list[tuple]:
+        """eth_call of (contract, calldata) pairs at the latest block, batched, each answer
+        decoded as `types`. No contract, or an answer of another shape, is InvalidAnswer."""
+        raws = self.batch(
+            "eth_call", [[{"to": to, "data": data}, "latest"] for to, data in requests_]
+        )
+        decoded = []
+        for (to, _data), raw in zip(requests_, raws, strict=True):
+            answer = _answered(_hex_data, raw, "eth_call")
+            try:
+                decoded.append(abi.decode(types, bytes.fromhex(answer[2:])))
+            except (ValueError, DecodingError) as exc:
+                raise InvalidAnswer(f"eth_call: {to} answered {answer[:80]!r}") from exc
+        return decoded
+
+    def latest_rounds(self, feeds: list[str]) -> list[RoundData]:
+        """latestRoundData() of each Chainlink feed, in one batch (one HTTP request for all the
+        feeds of a chain)."""
+        types = ["uint80", "int256", "uint256", "uint256", "uint80"]
+        answers = self.eth_calls(
+            [(feed, LATEST_ROUND_DATA_SELECTOR) for feed in feeds], types=types
+        )
+        return [RoundData(*answer) for answer in answers]
+
+    def decimals(self, contract: str) -> int:
+        """decimals() of a feed or an ERC-20 token."""
+        ((value,),) = self.eth_calls([(contract, DECIMALS_SELECTOR)], types=["uint8"])
+        return value
+
+    def symbol(self, token: str) -> str:
+        ((value,),) = self.eth_calls([(token, SYMBOL_SELECTOR)], types=["string"])
+        return value
 
     def code(self, address: str) -> str:
         return _answered(_hex_data, self.request("eth_getCode", [address, "latest"]), "eth_getCode")

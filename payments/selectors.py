@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
-from django.db.models import Prefetch, QuerySet
+from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext
 from eth_utils import to_checksum_address
@@ -16,12 +16,48 @@ from orders.models import Order
 from payments.models import Asset, Chain, Invoice, Rate, Transfer
 
 
-def rate_current(*, asset: Asset, currency: str) -> Rate | None:
-    return Rate.objects.filter(asset=asset, currency=currency).order_by("-fetched_at").first()
+def rate_current(*, asset: Asset, currency: str, now=None) -> Rate | None:
+    """The rate a new invoice in `asset` may use now; None refuses the asset.
+
+    A manual rate, while it lasts, wins: staff set it because the feeds cannot be used. The
+    latest feed rate counts while it lasts and the last refresh did not refuse the asset
+    (Asset.rate_refusal). An older rate never stands in for a newer one that expired.
+    """
+    now = now or timezone.now()
+    rates = Rate.objects.filter(asset=asset, currency=currency).order_by("-fetched_at")
+    manual = rates.filter(kind=Rate.Kind.MANUAL).first()
+    if manual is not None and manual.expires_at > now:
+        return manual
+    feed = rates.filter(kind=Rate.Kind.FEED).first()
+    if feed is None or feed.expires_at <= now or asset.rate_refusal:
+        return None
+    return feed
 
 
-def rate_is_stale(*, rate: Rate, now=None) -> bool:
-    return (now or timezone.now()) - rate.fetched_at > settings.PAYMENTS_RATE_MAX_AGE
+def _rate_usable(*, manual_until, feed_until, refused: bool, now) -> bool:
+    """rate_current()'s rule, on the expiries of the latest manual and feed rates."""
+    if manual_until is not None and manual_until > now:
+        return True
+    return not refused and feed_until is not None and feed_until > now
+
+
+def assets_unpriced(*, currency: str, now=None) -> set[int]:
+    """Ids of the offered assets rate_current() refuses now, in one query for a whole page."""
+    latest = Rate.objects.filter(asset=OuterRef("pk"), currency=currency).order_by("-fetched_at")
+    rows = assets_offered().annotate(
+        manual_until=Subquery(latest.filter(kind=Rate.Kind.MANUAL).values("expires_at")[:1]),
+        feed_until=Subquery(latest.filter(kind=Rate.Kind.FEED).values("expires_at")[:1]),
+    )
+    now = now or timezone.now()
+    return {
+        pk
+        for pk, manual_until, feed_until, refusal in rows.values_list(
+            "pk", "manual_until", "feed_until", "rate_refusal"
+        )
+        if not _rate_usable(
+            manual_until=manual_until, feed_until=feed_until, refused=bool(refusal), now=now
+        )
+    }
 
 
 def assets_offered() -> QuerySet[Asset]:

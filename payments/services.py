@@ -16,8 +16,8 @@ from orders.stock import UnitsGone, order_paying_transition
 from orders.transitions import order_event_record
 from payments.derivation import deposit_address, xpub_for
 from payments.locks import order_and_invoices_locked
-from payments.models import Asset, Chain, Invoice, PaymentClaim, Rate, ScanCursor
-from payments.selectors import rate_current, rate_is_stale
+from payments.models import Asset, Chain, Invoice, PaymentClaim, ScanCursor
+from payments.selectors import rate_current
 from payments.tasks import invoice_check_task
 from rental.celery import enqueue_after_commit
 from rental.ratelimit import rate_limit_exceeded
@@ -47,6 +47,14 @@ def amount_in_base_units(*, total: Decimal, rate: Decimal, decimals: int) -> int
         context.prec = 100
         units = (total * (Decimal(10) ** decimals) / rate).to_integral_value(ROUND_CEILING)
     return int(units)
+
+
+def asset_unavailable_message(*, asset: Asset) -> str:
+    """For the customer, when no trusted rate prices `asset` (stale or refused feed)."""
+    return _(
+        "%(symbol)s on %(network)s: this payment method is temporarily unavailable. Choose "
+        "another currency or try again in a few minutes."
+    ) % {"symbol": asset.symbol, "network": asset.chain.name}
 
 
 def _next_derivation_index() -> int:
@@ -80,16 +88,9 @@ def invoice_issue(*, order: Order, asset: Asset, now=None) -> Invoice:
         raise PaymentError(
             _("This network is not watched yet. Try again in a minute."), code="asset"
         )
-    rate = rate_current(asset=asset, currency=order.currency)
-    if rate is None or rate_is_stale(rate=rate, now=now):
-        raise PaymentError(
-            _(
-                "We have no recent %(symbol)s price, so we cannot quote an amount right now. "
-                "Choose another currency or try again in a few minutes."
-            )
-            % {"symbol": asset.symbol},
-            code="stale_rate",
-        )
+    rate = rate_current(asset=asset, currency=order.currency, now=now)
+    if rate is None:
+        raise PaymentError(asset_unavailable_message(asset=asset), code="stale_rate")
     xpub = xpub_for(is_devnet=asset.chain.is_devnet)
     amount_due = amount_in_base_units(total=order.total, rate=rate.rate, decimals=asset.decimals)
 
@@ -264,26 +265,6 @@ def invoice_funds_lost_clear(*, invoice: Invoice, staff_user: User, reason: str)
             data={"flag": "funds_lost", "cleared": True, "invoice": invoice.pk},
         )
     return True
-
-
-def rate_record(*, asset: Asset, rate: Decimal, currency: str, source: str, now=None) -> Rate:
-    return Rate.objects.create(
-        asset=asset, rate=rate, currency=currency, source=source, fetched_at=now or timezone.now()
-    )
-
-
-def devnet_rates_refresh(*, now=None) -> int:
-    """Devnet assets have fixed prices: re-stamp them so they never go stale."""
-    now = now or timezone.now()
-    refreshed = 0
-    for asset in Asset.objects.filter(chain__is_devnet=True, chain__is_active=True):
-        latest = rate_current(asset=asset, currency=settings.STORE_CURRENCY)
-        if latest is not None and now - latest.fetched_at > settings.PAYMENTS_RATE_MAX_AGE / 2:
-            rate_record(
-                asset=asset, rate=latest.rate, currency=latest.currency, source=latest.source
-            )
-            refreshed += 1
-    return refreshed
 
 
 def chain_cursor_start(

@@ -78,10 +78,10 @@ def invoice_check_task(invoice_id: int, tx_hash: str = "") -> dict:
 
 
 @shared_task(acks_late=True, ignore_result=True)
-def devnet_rates_refresh_task() -> int:
-    from payments.services import devnet_rates_refresh
+def rates_refresh_task() -> dict[str, str]:
+    from payments.rates import rates_refresh
 
-    return devnet_rates_refresh()
+    return rates_refresh()
 
 
 @shared_task(acks_late=True, ignore_result=True)

@@ -9,7 +9,7 @@ import itertools
 import socket
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -38,6 +38,8 @@ class Anvil:
     lookalike: str = ""
     # Sends on the ether it receives in the same call (an internal transaction).
     forwarder: str = ""
+    # The devnet's mock Chainlink feeds, pair -> address.
+    feeds: dict[str, str] = field(default_factory=dict)
 
     @property
     def w3(self) -> Web3:
@@ -52,11 +54,13 @@ class Anvil:
         return answer["result"]
 
 
-def anvil_start(*, block_time: float | None = None) -> Anvil:
+def anvil_start(*, block_time: float | None = None, chain_id: int | None = None) -> Anvil:
     port = free_port()
     command = [str(ANVIL), "--host", "127.0.0.1", "--port", str(port), "--silent"]
     if block_time:
         command += ["--block-time", str(block_time)]
+    if chain_id:
+        command += ["--chain-id", str(chain_id)]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     node = Anvil(url=f"http://127.0.0.1:{port}", process=process)
     for _ in range(200):
@@ -81,7 +85,7 @@ def anvil_stop(node: Anvil) -> None:
 
 @pytest.fixture(scope="session")
 def anvil():
-    from payments.devnet import contract_deploy, token_deploy
+    from payments.devnet import contract_deploy, devnet_feeds_deploy, token_deploy
 
     node = anvil_start()
     try:
@@ -89,6 +93,7 @@ def anvil():
         node.usdc = token_deploy(w3)
         node.lookalike = token_deploy(w3)
         node.forwarder = contract_deploy(w3, name="Forwarder")
+        node.feeds = devnet_feeds_deploy(w3)
         yield node
     finally:
         anvil_stop(node)
@@ -186,5 +191,7 @@ def devnet(db, anvil, settings, celery_eager):
     from payments.devnet import devnet_register
 
     settings.PAYMENTS_DERIVATION_START = next(_derivation_ranges)
-    chain = devnet_register(rpc_url=anvil.url, token_address=anvil.usdc, confirmations=3)
+    chain = devnet_register(
+        rpc_url=anvil.url, token_address=anvil.usdc, confirmations=3, feeds=anvil.feeds
+    )
     return Devnet(anvil, chain)

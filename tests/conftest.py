@@ -1,6 +1,5 @@
 import functools
 import os
-from decimal import Decimal
 
 import pytest
 import redis
@@ -8,9 +7,10 @@ from django.conf import settings
 
 from catalog.pagecache import forget_served_pages
 from payments.models import Asset, Chain
-from payments.services import chain_cursor_start, rate_record
+from payments.services import chain_cursor_start
 from tests.api.receiver import receiver_start
 from tests.factories import EnvironmentFactory, GpuModelFactory, UserFactory
+from tests.payments.helpers import rate_fresh
 from tests.services import unreachable
 
 pytest_plugins = ["tests.anvil"]
@@ -143,8 +143,8 @@ def usdc(db):
         contract_address="0x5fbdb2315678afecb367f032d93f642f64180aa3",
         decimals=6,
     )
-    for each, value in ((asset, Decimal("0.92")), (chain.assets.get(kind="native"), 3000)):
-        rate_record(asset=each, rate=Decimal(value), currency="EUR", source="test")
+    rate_fresh(asset, "0.92")
+    rate_fresh(chain.assets.get(kind="native"), 3000)
     return asset
 
 

@@ -1,6 +1,7 @@
 """Settings shared by every environment. Values come from the environment (django-environ)."""
 
 from datetime import timedelta
+from decimal import Decimal
 from pathlib import Path
 
 import environ
@@ -199,6 +200,16 @@ PAYMENTS_DEVNET_RPC_URL = _payments.PAYMENTS_DEVNET_RPC_URL
 PAYMENTS_DEVNET_CONFIRMATIONS = _payments.PAYMENTS_DEVNET_CONFIRMATIONS
 # A rate older than this refuses new invoices in its asset.
 PAYMENTS_RATE_MAX_AGE = timedelta(minutes=_payments.PAYMENTS_RATE_MAX_AGE_MINUTES)
+# Chainlink feed readings (payments/rates.py). An answer older than its feed's heartbeat plus
+# this margin is stale: feeds update on deviation or heartbeat, and the heartbeat update may
+# land a little late.
+PAYMENTS_FEED_HEARTBEAT_MARGIN = timedelta(minutes=5)
+# Block timestamps may run a little ahead of our clock; beyond this an answer is "in the future".
+PAYMENTS_FEED_CLOCK_SKEW = timedelta(seconds=60)
+# After an L2 sequencer outage, feeds catch up: Chainlink's example waits an hour.
+PAYMENTS_SEQUENCER_GRACE = timedelta(hours=1)
+# A stablecoin whose USD feed leaves this band is refused (depeg guard).
+PAYMENTS_PEG_LOW, PAYMENTS_PEG_HIGH = Decimal("0.98"), Decimal("1.02")
 # Payments arriving after the deadline are still watched (and credited if stock allows).
 PAYMENTS_MONITOR_PERIOD = timedelta(hours=_payments.PAYMENTS_MONITOR_HOURS)
 # Shortfall accepted as full payment, as a fraction of the amount due (0.001 = 0.1 %).
@@ -299,7 +310,12 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
         "schedule": 20.0,
         "options": {"expires": 20.0},
     },
-    "payments-devnet-rates": {"task": "payments.tasks.devnet_rates_refresh_task", "schedule": 60.0},
+    # Rates from the Chainlink feeds of every active chain, the devnet's mock feeds included.
+    "payments-rates": {
+        "task": "payments.tasks.rates_refresh_task",
+        "schedule": 60.0,
+        "options": {"expires": 60.0},
+    },
     # Webhook deliveries whose retry time has come (the rows survive worker restarts).
     "api-webhook-deliveries-due": {
         "task": "api.tasks.webhook_deliveries_due_task",

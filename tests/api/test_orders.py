@@ -84,6 +84,7 @@ def test_payment_assets(api, usdc):
             "network": "Anvil devnet",
             "token_address": None,
             "decimals": 18,
+            "available": True,
         },
         {
             "id": "usdc-devnet",
@@ -93,6 +94,7 @@ def test_payment_assets(api, usdc):
             "network": "Anvil devnet",
             "token_address": "0x5fbdb2315678afecb367f032d93f642f64180aa3",
             "decimals": 6,
+            "available": True,
         },
     ]
 
@@ -236,7 +238,7 @@ class TestReadOnlyKey:
 
 
 def test_a_stale_rate_refuses_the_order_and_keeps_nothing(api, order_body, usdc):
-    usdc.rates.update(fetched_at="2000-01-01T00:00Z")
+    usdc.rates.update(expires_at="2000-01-01T00:00Z")
     response = api.post("/api/v1/orders/", order_body, format="json")
     assert response.status_code == 409
     assert response.json()["error"]["code"] == "stale_rate"

@@ -6,8 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from payments.services import rate_record
-from tests.payments.helpers import order_with_invoice
+from tests.payments.helpers import order_with_invoice, rate_fresh
 
 pytestmark = [pytest.mark.chain, pytest.mark.django_db]
 
@@ -15,7 +14,7 @@ pytestmark = [pytest.mark.chain, pytest.mark.django_db]
 def test_the_api_gives_the_locked_rate_its_source_its_expiry_and_the_euro_total(
     devnet, customer, api
 ):
-    rate_record(asset=devnet.usdc, rate=Decimal("0.9203"), currency="EUR", source="Chainlink")
+    rate_fresh(devnet.usdc, "0.9203", source="Chainlink")
     invoice = order_with_invoice(devnet.usdc, user=customer, total=Decimal("1008.00"))
     payment = api.get(f"/api/v1/orders/{invoice.order.number}/").json()["payment"]
     assert Decimal(payment["rate"]) == Decimal("0.9203")

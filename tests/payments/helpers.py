@@ -7,7 +7,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from orders.models import Order, OrderEvent
-from payments.models import Invoice, Transfer
+from payments.models import Invoice, Rate, Transfer
 from payments.services import invoice_issue
 from tests.factories import OrderFactory
 
@@ -18,6 +18,17 @@ def order_with_invoice(asset, *, user=None, total=Decimal("504.00"), **order_fie
         fields["user"] = user
     order = OrderFactory(**fields)
     return invoice_issue(order=order, asset=asset)
+
+
+def rate_fresh(asset, rate, *, source: str = "test") -> Rate:
+    """A rate for `asset` in the store currency, as a feed reading just taken would record it."""
+    return Rate.objects.create(
+        asset=asset,
+        rate=Decimal(rate),
+        currency=settings.STORE_CURRENCY,
+        source=source,
+        expires_at=timezone.now() + settings.PAYMENTS_RATE_MAX_AGE,
+    )
 
 
 def transfer_recorded(

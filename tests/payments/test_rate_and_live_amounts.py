@@ -16,8 +16,8 @@ from django.utils.timezone import localtime
 
 from payments.models import Invoice
 from payments.selectors import in_asset_units
-from payments.services import invoice_issue, invoice_mark_paid, rate_record
-from tests.payments.helpers import order_with_invoice, transfer_recorded
+from payments.services import invoice_issue, invoice_mark_paid
+from tests.payments.helpers import order_with_invoice, rate_fresh, transfer_recorded
 
 pytestmark = [pytest.mark.chain, pytest.mark.django_db]
 
@@ -29,7 +29,7 @@ def url(name: str, order, lang: str = "en") -> str:
 
 @pytest.fixture
 def usdc_at_0_9203(devnet):
-    rate_record(asset=devnet.usdc, rate=Decimal("0.9203"), currency="EUR", source="Chainlink")
+    rate_fresh(devnet.usdc, "0.9203", source="Chainlink")
     return devnet.usdc
 
 
@@ -48,7 +48,7 @@ def test_the_page_shows_the_rate_its_lock_time_and_the_euro_total_in_french(
 
 
 def test_a_rate_above_ten_shows_two_decimals(devnet, customer, client):
-    rate_record(asset=devnet.eth, rate=Decimal("2941.1734"), currency="EUR", source="Chainlink")
+    rate_fresh(devnet.eth, "2941.1734", source="Chainlink")
     invoice = order_with_invoice(devnet.eth, user=customer)
     client.force_login(customer)
     page = client.get(url("orders:detail", invoice.order, "fr")).content.decode()
@@ -58,7 +58,7 @@ def test_a_rate_above_ten_shows_two_decimals(devnet, customer, client):
 
 def test_a_new_rate_reprices_the_next_invoice_only(usdc_at_0_9203, devnet, customer):
     invoice = order_with_invoice(usdc_at_0_9203, user=customer, total=Decimal("1008.00"))
-    rate_record(asset=devnet.usdc, rate=Decimal("1.0000"), currency="EUR", source="Chainlink")
+    rate_fresh(devnet.usdc, "1.0000", source="Chainlink")
     # The open invoice keeps the amount of its locked rate...
     same = invoice_issue(order=invoice.order, asset=devnet.usdc)
     assert same.pk == invoice.pk and same.amount_due == invoice.amount_due

@@ -63,11 +63,13 @@ def test_the_section_speaks_french_first(devnet, logged_in, customer):
 
 
 def test_a_stale_rate_refuses_the_invoice_with_a_clear_message(devnet, logged_in, customer):
-    Rate.objects.update(fetched_at=timezone.now() - timedelta(minutes=11))
+    Rate.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
     order = OrderFactory(user=customer)
     response = logged_in.post(url("issue", order), {"asset": "eth-devnet"})
     assert response.status_code == 400
-    assert b"no recent ETH price" in response.content
+    assert b"ETH on Anvil devnet: this payment method is temporarily unavailable" in (
+        response.content
+    )
     assert not Invoice.objects.exists()
 
 

@@ -4,12 +4,22 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from web3 import Web3
 
-from payments.devnet import DEVNET_CHAIN_ID, USDC_SLUG, devnet_register, token_deploy, web3_for
-from payments.models import Asset, ScanCursor
+from payments.devnet import (
+    DEVNET_CHAIN_ID,
+    DEVNET_FEEDS,
+    USDC_SLUG,
+    devnet_register,
+    token_deploy,
+    web3_for,
+)
+from payments.models import Asset, PriceFeed, Rate, ScanCursor
 
 
 class Command(BaseCommand):
-    help = "Deploy the test USDC on the local anvil (once) and register chain 31337."
+    help = (
+        "Deploy the test USDC and mock Chainlink price feeds on the local anvil (once) and "
+        "register chain 31337."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--rpc-url", default=settings.PAYMENTS_DEVNET_RPC_URL)
@@ -43,7 +53,20 @@ class Command(BaseCommand):
             # Anvil was restarted: the old blocks are gone, watch from the new head.
             cursor.delete()
             self.stdout.write("The devnet was restarted: watching from its current head.")
-        chain = devnet_register(rpc_url=rpc_url, token_address=address, confirmations=confirmations)
+        feeds = {
+            feed.pair: feed.address
+            for feed in PriceFeed.objects.filter(chain__chain_id=DEVNET_CHAIN_ID)
+            if w3.eth.get_code(Web3.to_checksum_address(feed.address))
+        }
+        if set(feeds) != set(DEVNET_FEEDS):
+            feeds = None
+            self.stdout.write("Deploying the mock price feeds (Chainlink's MockV3Aggregator)")
+        chain = devnet_register(
+            rpc_url=rpc_url, token_address=address, confirmations=confirmations, feeds=feeds
+        )
+        for asset in chain.assets.all():
+            rate = Rate.objects.filter(asset=asset).order_by("-fetched_at").first()
+            self.stdout.write(f"{asset.slug}: {asset.rate_refusal or rate}")
         self.stdout.write(
             self.style.SUCCESS(
                 f"{chain} ready: ETH and USDC, fresh rates, {chain.confirmations} confirmations."
