@@ -95,3 +95,24 @@ class ApiKeyAdmin(admin.ModelAdmin):
     def revoke_keys(self, request, queryset):
         revoked = sum(api_key_revoke(api_key=api_key) for api_key in queryset)
         messages.success(request, _("%(count)d key(s) revoked.") % {"count": revoked})
+
+
+# --- SSH keys -----------------------------------------------------------------------------
+
+from accounts.models import SshKey  # noqa: E402
+
+
+@admin.register(SshKey)
+class SshKeyAdmin(admin.ModelAdmin):
+    """Staff see and may delete a customer's keys; keys are added by their owner only (the
+    account page or the API parse and check them)."""
+
+    list_display = ["name", "fingerprint", "user", "created_at"]
+    search_fields = ["name", "fingerprint", "user__email"]
+    readonly_fields = ["user", "name", "public_key", "fingerprint", "created_at"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

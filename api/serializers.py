@@ -147,6 +147,9 @@ class OrderOutputSerializer(serializers.Serializer):
         help_text="Pay before this time. The order stays `awaiting_payment` (its units held) "
         "until the watcher has read the chain past it, then expires if nothing came in time."
     )
+    ssh_keys = serializers.SerializerMethodField(
+        help_text="Ids of the SSH keys installed on the machines (`GET /ssh-keys/`)."
+    )
     events = OrderEventOutputSerializer(many=True, help_text="The timeline, oldest first.")
     access = serializers.SerializerMethodField(
         help_text="How to reach the machines; null until the order is active."
@@ -162,6 +165,9 @@ class OrderOutputSerializer(serializers.Serializer):
 
     class Meta:
         ref_name = "Order"
+
+    def get_ssh_keys(self, order: Order) -> list[int]:
+        return [key.pk for key in order.ssh_keys.all()]
 
     @extend_schema_field(AccessOutputSerializer(allow_null=True))
     def get_access(self, order: Order) -> dict | None:

@@ -82,6 +82,10 @@ class Order(models.Model):
     access_port = models.PositiveIntegerField(_("port"), null=True, blank=True)
     access_user = models.CharField(_("user"), max_length=64, blank=True)
     access_notes = models.TextField(_("access notes"), blank=True)
+    # The public keys installed on the rental's machines, chosen when ordering.
+    ssh_keys = models.ManyToManyField(
+        "accounts.SshKey", blank=True, related_name="orders", verbose_name=_("SSH keys")
+    )
 
     class Meta:
         ordering = ["-created_at"]

@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from accounts.selectors import user_email_verified
+from accounts.selectors import ssh_keys_for_user, user_email_verified
 from orders import selectors
 from orders.forms import ConfigureForm
 from orders.hooks import PageSection, order_page_sections
@@ -24,6 +24,7 @@ FORM_FIELD = {
     "environment": "environment",
     "quantity": "quantity",
     "environment_details": "environment_details",
+    "ssh_keys": "ssh_keys",
 }
 
 
@@ -75,6 +76,7 @@ def configure(request, slug):
         submitted,
         available_units=gpu.available_units,
         daily_rates={price.term_days: price.daily_rate for price in gpu.prices.all()},
+        ssh_keys=ssh_keys_for_user(user=request.user) if request.user.is_authenticated else None,
     )
     # Only ordering needs the custom environment's description; a price preview does not.
     quote = _quote_for(form, gpu, details_required=request.method == "POST")
@@ -106,6 +108,7 @@ def configure(request, slug):
                 quantity=quote.quantity,
                 term_days=quote.term_days,
                 environment_details=form.cleaned_data["environment_details"],
+                ssh_key_ids=[key.pk for key in form.cleaned_data["ssh_keys"]],
             )
         except OrderError as error:
             form.add_error(FORM_FIELD.get(error.field), error.message)
