@@ -119,8 +119,15 @@ def ssh_key_add(*, user: User, name: str, public_key: str) -> SshKey:
 
 
 def ssh_key_delete(*, ssh_key: SshKey) -> None:
-    """Remove the key from the account and from the orders that named it."""
-    SshKey.objects.filter(pk=ssh_key.pk).delete()
+    """Remove the key from the account and from the orders that named it.
+
+    The key's row is locked before its links to orders are collected: an order being saved
+    with it (orders.services locks the keys it names) is either waited for, and its link
+    deleted too, or finds the key gone."""
+    with transaction.atomic():
+        locked = SshKey.objects.select_for_update().filter(pk=ssh_key.pk).first()
+        if locked is not None:
+            locked.delete()
 
 
 def account_password_changed(*, user: User) -> None:

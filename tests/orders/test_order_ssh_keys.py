@@ -1,11 +1,17 @@
 """An order names the SSH keys its machines install: all the account's unless chosen."""
 
-import pytest
+import threading
 
-from accounts.services import ssh_key_add
+import pytest
+from django.db import connection
+
+from accounts.models import SshKey
+from accounts.services import ssh_key_add, ssh_key_delete
+from catalog.models import Environment
 from orders.models import Order
 from orders.services import OrderError, order_create
 from tests.accounts.ssh import quick_public_key
+from tests.factories import GpuModelFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -97,3 +103,38 @@ def test_the_configurator_says_why_an_order_without_a_key_is_refused(
 def test_a_visitor_sees_no_key_choice(client, gpu, pytorch):
     page = client.get(f"/en/gpus/{gpu.slug}/configure/").content.decode()
     assert "ssh_keys" not in page
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("round_", range(12))
+def test_a_key_deleted_while_an_order_names_it_leaves_no_broken_link(round_):
+    customer = UserFactory()
+    gpu = GpuModelFactory(units_total=8)
+    pytorch = Environment.objects.create(slug="pytorch", name="PyTorch", description="-")
+    ssh_key = ssh_key_add(user=customer, name="Laptop", public_key=quick_public_key())
+    start = threading.Barrier(2)
+    failures: list[BaseException] = []
+
+    def run(work):
+        try:
+            start.wait()
+            work()
+        except OrderError:
+            pass  # refused cleanly: the key was gone when the order was saved
+        except BaseException as error:
+            failures.append(error)
+        finally:
+            connection.close()
+
+    threads = [
+        threading.Thread(target=run, args=(lambda: place(customer, gpu, pytorch),)),
+        threading.Thread(target=run, args=(lambda: ssh_key_delete(ssh_key=ssh_key),)),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert not failures
+    assert not SshKey.objects.filter(pk=ssh_key.pk).exists()
+    assert not Order.ssh_keys.through.objects.exists()
