@@ -100,6 +100,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
 # --- SSH keys -----------------------------------------------------------------------------
 
 from accounts.models import SshKey  # noqa: E402
+from accounts.services import ssh_key_delete  # noqa: E402
 
 
 @admin.register(SshKey)
@@ -116,3 +117,10 @@ class SshKeyAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+    def delete_model(self, request, obj):
+        ssh_key_delete(ssh_key=obj)
+
+    def delete_queryset(self, request, queryset):
+        for ssh_key in queryset:
+            ssh_key_delete(ssh_key=ssh_key)

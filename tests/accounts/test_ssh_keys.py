@@ -281,3 +281,16 @@ def test_the_french_pages_with_keys_have_no_english_left(client, customer, gpu, 
         left = sorted(msgid for msgid, pattern in patterns.items() if pattern.search(text))
         assert not left, (name, left)
     assert "Clés SSH" in visible_text(pages["keys"].content.decode())
+
+
+def test_staff_see_a_customers_keys_and_may_delete_one_but_not_add_or_change(
+    client, staff, customer
+):
+    ssh_key = ssh_key_add(user=customer, name="Laptop", public_key=quick_public_key())
+    client.force_login(staff)
+    assert ssh_key.fingerprint in client.get("/admin/accounts/sshkey/").content.decode()
+    assert client.get(f"/admin/accounts/sshkey/{ssh_key.pk}/change/").status_code == 200
+    assert client.get("/admin/accounts/sshkey/add/").status_code == 403
+    response = client.post(f"/admin/accounts/sshkey/{ssh_key.pk}/delete/", {"post": "yes"})
+    assert response.status_code == 302
+    assert not SshKey.objects.exists()
