@@ -40,9 +40,9 @@ run: deps compilemessages
 
 # Debian's packages the project drives: Chromium for the browser tests (Playwright cannot
 # download its own here), docker-compose to validate docker-compose.yml, gettext for
-# the translations.
+# the translations, ssh-keygen to check SSH key fingerprints against OpenSSH's own.
 # Each entry is command:package.
-SYSTEM_PACKAGES := chromium:chromium docker-compose:docker-compose msgfmt:gettext java:default-jre-headless
+SYSTEM_PACKAGES := chromium:chromium docker-compose:docker-compose msgfmt:gettext java:default-jre-headless ssh-keygen:openssh-client
 system-packages:
 	@missing=""; for entry in $(SYSTEM_PACKAGES); do \
 		command -v $${entry%%:*} >/dev/null || missing="$$missing $${entry##*:}"; done; \

@@ -100,3 +100,32 @@ class ApiKeyAdmin(admin.ModelAdmin):
             ngettext("%(count)d key revoked.", "%(count)d keys revoked.", revoked)
             % {"count": revoked},
         )
+
+
+# --- SSH keys -----------------------------------------------------------------------------
+
+from accounts.models import SshKey  # noqa: E402
+from accounts.services import ssh_key_delete  # noqa: E402
+
+
+@admin.register(SshKey)
+class SshKeyAdmin(admin.ModelAdmin):
+    """Staff see and may delete a customer's keys; keys are added by their owner only (the
+    account page or the API parse and check them)."""
+
+    list_display = ["name", "fingerprint", "user", "created_at"]
+    search_fields = ["name", "fingerprint", "user__email"]
+    readonly_fields = ["user", "name", "public_key", "fingerprint", "created_at"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def delete_model(self, request, obj):
+        ssh_key_delete(ssh_key=obj)
+
+    def delete_queryset(self, request, queryset):
+        for ssh_key in queryset:
+            ssh_key_delete(ssh_key=ssh_key)

@@ -47,3 +47,35 @@ class ProfileForm(forms.ModelForm):
     class Meta:
         model = User
         fields = ["first_name", "last_name", "language", "time_zone"]
+
+
+class KeyIdForm(forms.Form):
+    """The key a revoke or delete button names."""
+
+    # A bigint key: larger numbers (or "¹", which str.isdigit() accepts) never reach the query.
+    key_id = forms.IntegerField(min_value=1, max_value=2**63 - 1)
+
+
+class SshKeyForm(forms.Form):
+    name = forms.CharField(
+        label=_("Name"),
+        max_length=80,
+        required=False,
+        strip=True,
+        help_text=_("To tell your keys apart, e.g. “Laptop”. Empty: the key's comment."),
+    )
+    public_key = forms.CharField(
+        label=_("Public key"),
+        # The whole check is accounts.ssh_keys', with a sentence per refusal: no length limit
+        # here, whose message would come before the one for a private key.
+        strip=True,
+        widget=forms.Textarea(
+            attrs={
+                "rows": 4,
+                "spellcheck": "false",
+                "autocomplete": "off",
+                "autocapitalize": "off",
+                "placeholder": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI… you@laptop",
+            }
+        ),
+    )

@@ -7,6 +7,8 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from accounts.ssh_keys import ssh_key_kind
+
 
 class UserManager(BaseUserManager):
     use_in_migrations = True
@@ -126,3 +128,35 @@ class ApiKey(models.Model):
     @property
     def can_write(self) -> bool:
         return self.scope == self.Scope.FULL
+
+
+class SshKey(models.Model):
+    """A public key the customer's rentals install for them to log in with.
+
+    `public_key` is the OpenSSH one-line form ("type base64 comment") that
+    accounts.ssh_keys wrote back after parsing: the host-side script installs it as it is.
+    """
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="ssh_keys"
+    )
+    name = models.CharField(_("name"), max_length=80)
+    public_key = models.TextField(_("public key"))
+    fingerprint = models.CharField(_("fingerprint"), max_length=64)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        verbose_name = _("SSH key")
+        verbose_name_plural = _("SSH keys")
+        constraints = [
+            models.UniqueConstraint(fields=["user", "fingerprint"], name="ssh_key_once_per_user")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.fingerprint})"
+
+    @property
+    def kind(self) -> str:
+        """ED25519, ECDSA or RSA, as `ssh-keygen -l` names it."""
+        return ssh_key_kind(self.public_key.split(" ", 1)[0])

@@ -1,7 +1,7 @@
 from allauth.account.models import EmailAddress
 from django.db.models import Exists, OuterRef, QuerySet
 
-from accounts.models import User
+from accounts.models import SshKey, User
 
 
 def _verified_addresses(*, user, email) -> QuerySet[EmailAddress]:
@@ -19,3 +19,7 @@ def email_verified_subquery(*, user_path: str) -> Exists:
     return Exists(
         _verified_addresses(user=OuterRef(user_path), email=OuterRef(f"{user_path}__email"))
     )
+
+
+def ssh_keys_for_user(*, user: User) -> QuerySet[SshKey]:
+    return SshKey.objects.filter(user=user)

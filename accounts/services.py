@@ -1,4 +1,4 @@
-"""Writes on accounts: API keys, and what a new password shuts."""
+"""Writes on accounts: API keys, SSH keys, and what a new password shuts."""
 
 import hashlib
 import secrets
@@ -10,13 +10,16 @@ from django.utils.translation import gettext
 
 from accounts.hooks import password_changed_hooks_run
 from accounts.mail import mail_queue, user_mail
-from accounts.models import ApiKey, User
+from accounts.models import ApiKey, SshKey, User
+from accounts.ssh_keys import SshKeyRefused, ssh_public_key_parse
 
 KEY_LABEL = "lg"
 # How stale `last_used_at` may get: one write per key per minute, not one per request.
 LAST_USED_PRECISION = timedelta(minutes=1)
 # Active keys per account: API limits are per account, and keys are not a way around them.
 MAX_API_KEYS_PER_USER = 10
+# SSH keys per account: every one is installed on each of its rentals' machines.
+MAX_SSH_KEYS_PER_USER = 20
 
 
 class ApiKeyLimit(Exception):
@@ -93,6 +96,38 @@ def api_key_touch(*, api_key: ApiKey, now=None) -> None:
         return
     ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
     api_key.last_used_at = now
+
+
+def ssh_key_add(*, user: User, name: str, public_key: str) -> SshKey:
+    """Store a public key on the account, named `name` (else after its comment or type).
+
+    Raises SshKeyRefused: not an accepted public key (a private one included), already on
+    the account, or past MAX_SSH_KEYS_PER_USER."""
+    parsed = ssh_public_key_parse(public_key)
+    name = " ".join(name.split()) or parsed.comment or parsed.key_type
+    with transaction.atomic():
+        # Serialises concurrent additions by one user, so the limit holds.
+        User.objects.select_for_update().only("pk").get(pk=user.pk)
+        same = SshKey.objects.filter(user=user, fingerprint=parsed.fingerprint).first()
+        if same is not None:
+            raise SshKeyRefused("duplicate", name=same.name)
+        if SshKey.objects.filter(user=user).count() >= MAX_SSH_KEYS_PER_USER:
+            raise SshKeyRefused("too_many", count=MAX_SSH_KEYS_PER_USER)
+        return SshKey.objects.create(
+            user=user, name=name[:80], public_key=parsed.line, fingerprint=parsed.fingerprint
+        )
+
+
+def ssh_key_delete(*, ssh_key: SshKey) -> None:
+    """Remove the key from the account and from the orders that named it.
+
+    The key's row is locked before its links to orders are collected: an order being saved
+    with it (orders.services locks the keys it names) is either waited for, and its link
+    deleted too, or finds the key gone."""
+    with transaction.atomic():
+        locked = SshKey.objects.select_for_update().filter(pk=ssh_key.pk).first()
+        if locked is not None:
+            locked.delete()
 
 
 def account_password_changed(*, user: User) -> None:

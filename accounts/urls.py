@@ -1,6 +1,6 @@
 from django.urls import path
 
-from accounts import views
+from accounts import ssh_key_views, views
 
 app_name = "accounts"
 
@@ -10,4 +10,8 @@ urlpatterns = [
 
 urlpatterns += [
     path("api-keys/", views.api_keys, name="api_keys"),
+]
+
+urlpatterns += [
+    path("ssh-keys/", ssh_key_views.ssh_keys, name="ssh_keys"),
 ]

@@ -3,7 +3,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 
-from accounts.forms import ProfileForm
+from accounts.forms import KeyIdForm, ProfileForm
 
 
 @login_required
@@ -40,11 +40,6 @@ class ApiKeyForm(forms.Form):
     )
 
 
-class ApiKeyRevokeForm(forms.Form):
-    # A bigint key: larger numbers (or "¹", which str.isdigit() accepts) never reach the query.
-    key_id = forms.IntegerField(min_value=1, max_value=2**63 - 1)
-
-
 @never_cache
 @verified_email_required  # keys only in an account whose owner proved the address is theirs
 @require_http_methods(["GET", "POST"])
@@ -54,7 +49,7 @@ def api_keys(request):
     new_key = None
     status = 200
     if request.method == "POST" and request.POST.get("action") == "revoke":
-        revoke = ApiKeyRevokeForm(request.POST)
+        revoke = KeyIdForm(request.POST)
         if not revoke.is_valid():
             return HttpResponseBadRequest(_("This is not an API key of your account."))
         key_id = revoke.cleaned_data["key_id"]

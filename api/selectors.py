@@ -50,6 +50,7 @@ def api_orders_for_user(*, user: User, status: str | None = None) -> QuerySet[Or
         .select_related("gpu", "environment")
         .prefetch_related(
             "events",
+            "ssh_keys",
             Prefetch("invoices", queryset=invoices_with_progress()),
             Prefetch("refunds", queryset=refunds_with_facts()),
         )

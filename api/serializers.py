@@ -191,6 +191,9 @@ class OrderOutputSerializer(serializers.Serializer):
         allow_null=True,
         help_text="When the rental ends (or ended, if stopped early); null until active.",
     )
+    ssh_keys = serializers.SerializerMethodField(
+        help_text="Ids of the SSH keys installed on the machines (`GET /ssh-keys/`)."
+    )
     events = OrderEventOutputSerializer(many=True, help_text="The timeline, oldest first.")
     access = serializers.SerializerMethodField(
         help_text="How to reach the machines; null until the order is active."
@@ -215,6 +218,9 @@ class OrderOutputSerializer(serializers.Serializer):
     def get_journal(self, order: Order) -> dict | None:
         card = order_journal(order=order)
         return journal_data(card) if card else None
+
+    def get_ssh_keys(self, order: Order) -> list[int]:
+        return [key.pk for key in order.ssh_keys.all()]
 
     @extend_schema_field(AccessOutputSerializer(allow_null=True))
     def get_access(self, order: Order) -> dict | None:

@@ -3,6 +3,7 @@ idempotency key."""
 
 import hashlib
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
@@ -37,19 +38,21 @@ def order_request_hash(
     quantity: int,
     term_days: int,
     asset: Asset,
+    ssh_key_ids: Collection[int] | None = None,
 ) -> str:
     """What identifies an order request, whatever the JSON's key order or spacing."""
-    canonical = json.dumps(
-        {
-            "gpu": gpu.slug,
-            "environment": environment.slug,
-            "environment_details": environment_details.strip(),
-            "quantity": quantity,
-            "term_days": term_days,
-            "asset": asset.slug,
-        },
-        sort_keys=True,
-    )
+    fields = {
+        "gpu": gpu.slug,
+        "environment": environment.slug,
+        "environment_details": environment_details.strip(),
+        "quantity": quantity,
+        "term_days": term_days,
+        "asset": asset.slug,
+    }
+    if ssh_key_ids is not None:
+        # Only when given: a request without them hashes as it did before they existed.
+        fields["ssh_keys"] = sorted(set(ssh_key_ids))
+    canonical = json.dumps(fields, sort_keys=True)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -73,6 +76,7 @@ def api_order_place(
     quantity: int,
     term_days: int,
     asset: Asset,
+    ssh_key_ids: Collection[int] | None = None,
     idempotency_key: str = "",
 ) -> OrderPlaced:
     """Create an order and its invoice in `asset`, or return the one this idempotency key made.
@@ -89,6 +93,7 @@ def api_order_place(
         quantity=quantity,
         term_days=term_days,
         asset=asset,
+        ssh_key_ids=ssh_key_ids,
     )
     actor = Actor.PARTNER if api_key is not None else Actor.CUSTOMER
     with transaction.atomic():
@@ -111,6 +116,7 @@ def api_order_place(
             environment_details=environment_details,
             quantity=quantity,
             term_days=term_days,
+            ssh_key_ids=ssh_key_ids,
             actor=actor,
         )
         invoice_issue(order=order, asset=asset)

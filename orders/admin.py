@@ -96,7 +96,16 @@ class OrderAdmin(admin.ModelAdmin):
         (None, {"fields": ["number", "user", "status", "staff_actions"]}),
         (
             _("Configuration"),
-            {"fields": ["gpu", "environment", "environment_details", "quantity", "term_days"]},
+            {
+                "fields": [
+                    "gpu",
+                    "environment",
+                    "environment_details",
+                    "quantity",
+                    "term_days",
+                    "ssh_keys",
+                ]
+            },
         ),
         (_("Price"), {"fields": ["daily_rate", "total", "currency", "payment_deadline"]}),
         (

@@ -1,13 +1,26 @@
 from decimal import Decimal
 
 from django import forms
+from django.db.models import QuerySet
 from django.utils.translation import gettext_lazy as _
 
+from accounts.models import SshKey
 from catalog.formatting import money, per_hour
 from catalog.forms import NumberInput
 from catalog.models import TERM_CHOICES
 from catalog.selectors import active_environments
 from orders.services import MAX_ENVIRONMENT_DETAILS, MAX_QUANTITY
+
+
+class KeyCheckboxes(forms.CheckboxSelectMultiple):
+    """Every key is ticked until the customer unticks some: a request that never showed the
+    boxes (a first visit, a prefilled link, the way back from logging in) means all of them.
+    The boxes come with a hidden `<name>_shown` field that tells the two apart."""
+
+    def value_from_datadict(self, data, files, name):
+        if f"{name}_shown" not in data:
+            return [str(value) for value, _label in self.choices]
+        return super().value_from_datadict(data, files, name)
 
 
 class ConfigureForm(forms.Form):
@@ -52,9 +65,27 @@ class ConfigureForm(forms.Form):
         initial=7,
         widget=forms.RadioSelect,
     )
+    ssh_keys = forms.ModelMultipleChoiceField(
+        label=_("SSH keys"),
+        queryset=SshKey.objects.none(),
+        required=False,
+        widget=KeyCheckboxes,
+    )
 
-    def __init__(self, *args, available_units: int, daily_rates: dict[int, Decimal], **kwargs):
+    def __init__(
+        self,
+        *args,
+        available_units: int,
+        daily_rates: dict[int, Decimal],
+        ssh_keys: QuerySet[SshKey] | None = None,
+        **kwargs,
+    ):
         super().__init__(*args, **kwargs)
+        # The account's keys to choose from; a visitor not logged in has none to choose.
+        if ssh_keys is None:
+            del self.fields["ssh_keys"]
+        else:
+            self.fields["ssh_keys"].queryset = ssh_keys
         self.fields["quantity"].widget.attrs["max"] = max(available_units, 1)
         self.fields["term"].choices = [
             (

@@ -85,6 +85,10 @@ class Order(models.Model):
     # The one-time token of the configurator form that placed it: the same form sent twice
     # (Back, double click, replay) finds this order instead of holding more units.
     form_token = models.CharField(max_length=43, blank=True, default="", editable=False)
+    # The public keys installed on the rental's machines, chosen when ordering.
+    ssh_keys = models.ManyToManyField(
+        "accounts.SshKey", blank=True, related_name="orders", verbose_name=_("SSH keys")
+    )
 
     class Meta:
         ordering = ["-created_at"]

@@ -1,6 +1,7 @@
 """Writes on orders: quotes, creation, customer and staff actions, expiry and completion."""
 
 import secrets
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
@@ -11,7 +12,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import gettext_noop, ngettext_lazy
 
-from accounts.models import User
+from accounts.models import SshKey, User
 from catalog.models import TERMS, Environment, GpuModel
 from catalog.pagecache import catalog_changed
 from orders.hooks import (
@@ -151,6 +152,31 @@ def _new_number() -> str:
     return f"LG-{body[:4]}-{body[4:]}"
 
 
+def order_keys_required(*, order: Order) -> bool:
+    """Whether the order needs at least one SSH key before it is paid: its machines are set up
+    automatically, with its keys. Asked once the order exists in order_create's transaction,
+    so the answer may depend on the machines it holds; until hosts are modelled, the
+    ORDERS_SSH_KEY_REQUIRED setting answers for every order."""
+    return settings.ORDERS_SSH_KEY_REQUIRED
+
+
+def _order_ssh_keys(*, user: User, ssh_key_ids: Collection[int] | None) -> list[SshKey]:
+    """The keys the order names (all the account's when None), locked until it is saved: a
+    key deleted meanwhile is either named by the order or refused here, never half-linked."""
+    owned = SshKey.objects.filter(user=user).select_for_update(no_key=True).order_by("pk")
+    if ssh_key_ids is None:
+        return list(owned)
+    wanted = set(ssh_key_ids)
+    keys = list(owned.filter(pk__in=wanted))
+    if len(keys) != len(wanted):
+        raise OrderError(
+            _("Choose among the SSH keys of your account."),
+            field="ssh_keys",
+            code="unknown_ssh_key",
+        )
+    return keys
+
+
 def order_create(
     *,
     user: User,
@@ -159,6 +185,7 @@ def order_create(
     quantity: int,
     term_days: int,
     environment_details: str = "",
+    ssh_key_ids: Collection[int] | None = None,
     actor: str = Actor.CUSTOMER,
     form_token: str = "",
 ) -> Order:
@@ -170,6 +197,8 @@ def order_create(
     A `form_token` already used returns the order it placed: the same form sent twice is
     one order. The GPU lock serialises two sends of one form (they order the same GPU), so
     the second one sees the first one's order; the unique constraint is the backstop.
+
+    The order names the SSH keys `ssh_key_ids` of the account, all of them by default.
     """
     with transaction.atomic():
         locked_gpu = GpuModel.objects.select_for_update().get(pk=gpu.pk)
@@ -213,6 +242,14 @@ def order_create(
                 continue  # the random number was taken: draw another
         else:
             raise RuntimeError("Could not draw a free order number.")
+        keys = _order_ssh_keys(user=user, ssh_key_ids=ssh_key_ids)
+        if not keys and order_keys_required(order=order):
+            raise OrderError(
+                _("Add an SSH key to your account: it is installed on the machines for you."),
+                field="ssh_keys",
+                code="ssh_key_required",
+            )
+        order.ssh_keys.set(keys)
         catalog_changed()  # its units are held from now on
         order_event_record(
             order=order,

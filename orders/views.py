@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from accounts.selectors import user_email_verified
+from accounts.selectors import ssh_keys_for_user, user_email_verified
 from orders import selectors
 from orders.forms import ConfigureForm
 from orders.hooks import PageSection, order_page_sections
@@ -33,6 +33,7 @@ FORM_FIELD = {
     "environment": "environment",
     "quantity": "quantity",
     "environment_details": "environment_details",
+    "ssh_keys": "ssh_keys",
 }
 
 
@@ -95,6 +96,7 @@ def _configurator_form(request, gpu, data) -> ConfigureForm:
         data,
         available_units=gpu.available_units,
         daily_rates={price.term_days: price.daily_rate for price in gpu.prices.all()},
+        ssh_keys=ssh_keys_for_user(user=request.user) if request.user.is_authenticated else None,
     )
 
 
@@ -132,7 +134,13 @@ def _place(request, gpu, form: ConfigureForm, quote, *, another: bool):
         if similar is not None:
             return _configurator_page(request, gpu, form, quote, similar_order=similar)
     try:
-        order = order_create(user=request.user, form_token=token, **configuration)
+        order = order_create(
+            user=request.user,
+            form_token=token,
+            # Keys ticked on the page; a configuration placed after sign-up takes them all.
+            ssh_key_ids=[key.pk for key in data["ssh_keys"]] if "ssh_keys" in data else None,
+            **configuration,
+        )
     except OrderError as error:
         form.add_error(FORM_FIELD.get(error.field), error.message)
         if error.code == "form_used":

@@ -8,10 +8,11 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from accounts.services import api_key_create
+from accounts.services import api_key_create, ssh_key_add
 from catalog.models import Environment, GpuModel
 from orders.models import Order
 from orders.services import order_cancel, orders_expire
+from tests.accounts.ssh import quick_public_key
 from tests.factories import OrderFactory
 from tests.payments.helpers import deadline_at, order_with_invoice
 
@@ -38,6 +39,7 @@ CUSTOMER_PAGES = {
     "advisor-errors": "/{lang}/advisor/?peak_memory_gb=-3&gpu_count=deux",
     "account": "/{lang}/account/",
     "api-keys": "/{lang}/account/api-keys/",
+    "ssh-keys": "/{lang}/account/ssh-keys/",
     "orders": "/{lang}/account/orders/",
     "email-addresses": "/{lang}/accounts/email/",
     "password-change": "/{lang}/accounts/password/change/",
@@ -46,8 +48,14 @@ CUSTOMER_PAGES = {
 
 
 def customer_pages(*, devnet, customer) -> dict[str, str]:
-    """The customer's pages, with an API key and orders in each payment state behind them."""
+    """The customer's pages, with API and SSH keys and orders in each payment state behind
+    them."""
     api_key_create(user=customer, name="Training cluster in the lab, second floor")
+    ssh_key_add(
+        user=customer,
+        name="Workstation in the lab, second floor",
+        public_key=quick_public_key("a-rather-long-comment@workstation.lab.example.com"),
+    )
     orders = orders_in_each_payment_state(devnet=devnet, customer=customer)
     rental = active_rental(customer=customer)
     return {

@@ -9,6 +9,7 @@ from rest_framework import serializers, status
 from rest_framework.exceptions import Throttled
 from rest_framework.response import Response
 
+from accounts.services import MAX_SSH_KEYS_PER_USER
 from api.authentication import request_api_key
 from api.errors import Conflict
 from api.pagination import ApiPagination
@@ -42,6 +43,7 @@ ORDER_EXAMPLE = {
     "created_at": "2025-03-04T10:15:00+01:00",
     "payment_deadline": "2025-03-04T10:45:00+01:00",
     "ends_at": None,
+    "ssh_keys": [12, 15],
     "events": [
         {
             "status": "awaiting_payment",
@@ -188,6 +190,16 @@ class OrderListApi(ApiView):
             queryset=api_payment_assets(),
             help_text="Payment asset id from `GET /payment-assets/`, e.g. `usdc-ethereum`.",
         )
+        ssh_keys = serializers.ListField(
+            source="ssh_key_ids",
+            child=serializers.IntegerField(min_value=1, max_value=2**63 - 1),
+            required=False,
+            max_length=MAX_SSH_KEYS_PER_USER,
+            help_text=(
+                "Ids of your SSH keys (`GET /ssh-keys/`) to install on the machines; all of "
+                "your account's keys when omitted, none for `[]`."
+            ),
+        )
 
         class Meta:
             ref_name = "OrderCreate"
@@ -254,6 +266,7 @@ class OrderListApi(ApiView):
                     "quantity": 2,
                     "term_days": 7,
                     "asset": "usdc-ethereum",
+                    "ssh_keys": [12, 15],
                 },
                 request_only=True,
             ),

@@ -332,6 +332,9 @@ SITE_URL = _store.SITE_URL
 # Shown in the footer and e-mails: where customers write with their order number.
 SUPPORT_EMAIL = _store.SUPPORT_EMAIL
 ORDER_PAYMENT_WINDOW = timedelta(minutes=_store.ORDER_PAYMENT_WINDOW_MINUTES)
+# An order must name at least one SSH key (orders.services.order_keys_required): on once
+# machines are set up automatically with the order's keys.
+ORDERS_SSH_KEY_REQUIRED = env.bool("ORDERS_SSH_KEY_REQUIRED", default=False)
 # Lets a monitor read /healthz's details without a staff session.
 HEALTHZ_TOKEN = _store.HEALTHZ_TOKEN
 
