@@ -12,7 +12,7 @@ CENT = Decimal("0.01")
 def hourly_rate(daily_rate: Decimal) -> Decimal:
     """The hourly equivalent of a daily rate, to the cent: shown beside it, never charged
     (rentals are billed by the day), so rounding half up cannot under-state it."""
-    return (daily_rate / 24).quantize(CENT, rounding=ROUND_HALF_UP)
+    return (Decimal(daily_rate) / 24).quantize(CENT, rounding=ROUND_HALF_UP)
 
 
 class GpuModel(models.Model):

@@ -79,7 +79,8 @@ def test_the_configurator_ticks_every_key_and_orders_with_those_left_ticked(
 
     form = {"environment": "pytorch", "quantity": "1", "term": "7", "ssh_keys_shown": "1"}
     client.post(f"/en/gpus/{gpu.slug}/configure/", {**form, "ssh_keys": [laptop.pk]})
-    client.post(f"/en/gpus/{gpu.slug}/configure/", form)  # every box unticked
+    # Every box unticked; "another": the same configuration is otherwise offered back.
+    client.post(f"/en/gpus/{gpu.slug}/configure/", {**form, "another": "1"})
     first, second = Order.objects.order_by("created_at")
     assert list(first.ssh_keys.all()) == [laptop]
     assert not second.ssh_keys.exists()
