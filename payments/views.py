@@ -102,6 +102,9 @@ def payment_section_context(*, order: Order, now=None, status: dict | None = Non
     context.update(
         {
             "can_issue": payable and not context["transfers"],
+            # A cancelled or expired order that received nothing has nothing left to pay or see.
+            "hidden": order.status in (OrderStatus.CANCELLED, OrderStatus.EXPIRED)
+            and not context["transfers"],
             "issue_form": AssetChoiceForm() if payable else None,
             "claim_form": PaymentClaimForm(),
             "deadline": order.payment_deadline,

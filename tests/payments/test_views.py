@@ -7,10 +7,10 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from orders.models import OrderEvent
+from orders.models import Order, OrderEvent
 from payments.models import Invoice, PaymentClaim, Rate
 from tests.factories import OrderFactory
-from tests.payments.helpers import deadline_at, order_with_invoice
+from tests.payments.helpers import deadline_at, order_with_invoice, transfer_recorded
 
 pytestmark = [pytest.mark.chain]
 
@@ -187,3 +187,19 @@ def test_past_the_deadline_before_expiry_the_page_says_the_gpus_stay_reserved(
     assert "vos GPU restent réservés" in page
     assert 'data-testid="payment-instructions"' not in page  # no invitation to pay late
     assert "J\u2019ai payé" in page  # a payment sent in time can still be reported
+
+
+@pytest.mark.parametrize("status", ["cancelled", "expired"])
+def test_a_closed_order_without_money_shows_no_payment_panel_one_with_money_does(
+    usdc, client, customer, status
+):
+    quiet, paid = (order_with_invoice(usdc, user=customer) for _ in range(2))
+    transfer_recorded(paid)
+    Order.objects.filter(pk__in=[quiet.order_id, paid.order_id]).update(status=status)
+    client.force_login(customer)
+    pages = {
+        invoice: client.get(f"/fr/account/orders/{invoice.order.number}/").content.decode()
+        for invoice in (quiet, paid)
+    }
+    assert 'data-testid="payment-section"' not in pages[quiet]
+    assert 'data-testid="payment-section"' in pages[paid]
