@@ -53,7 +53,23 @@ class Chain(models.Model):
             "holding a key: every visitor can read it."
         ),
     )
+
+    class FinalityTag(models.TextChoices):
+        NONE = "", _("None: count confirmations")
+        SAFE = "safe", _("safe")
+        FINALIZED = "finalized", _("finalized")
+
     confirmations = models.PositiveSmallIntegerField(_("confirmations required"), default=12)
+    # Where the chain names its final blocks by tag, that tag is the rule; otherwise the
+    # count above is (payments/finality.py).
+    finality_tag = models.CharField(
+        _("finality block tag"),
+        max_length=9,
+        blank=True,
+        default="",
+        choices=FinalityTag.choices,
+        help_text=_("A transfer is credited once its block is at or below this tag."),
+    )
     block_time_seconds = models.DecimalField(
         _("block time (s)"), max_digits=6, decimal_places=2, default=Decimal("12")
     )
