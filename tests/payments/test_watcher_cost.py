@@ -55,7 +55,7 @@ def test_strangers_token_and_ether_traffic_does_not_grow_what_the_scan_downloads
     quiet = _paid_range(devnet, order_with_invoice(devnet.usdc), busy=False)
     busy = _paid_range(devnet, order_with_invoice(devnet.usdc), busy=True)
 
-    # Before: every Transfer log of the token and every block in full came down (5x the quiet figure here).
+    # Before: every Transfer log of the token and every block in full came down (5x here).
     assert busy.bytes_answered <= 1.2 * quiet.bytes_answered, (quiet.calls, busy.calls)
     assert busy.calls == quiet.calls
 
