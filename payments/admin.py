@@ -22,7 +22,15 @@ class KeptForTheRecord:
 
 @admin.register(Chain)
 class ChainAdmin(admin.ModelAdmin):
-    list_display = ["name", "chain_id", "confirmations", "is_devnet", "is_active", "scanned_to"]
+    list_display = [
+        "name",
+        "chain_id",
+        "confirmations",
+        "finality_tag",
+        "is_devnet",
+        "is_active",
+        "scanned_to",
+    ]
     list_filter = ["is_active", "is_devnet"]
 
     @admin.display(description=_("scanned to block"))

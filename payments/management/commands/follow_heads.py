@@ -2,11 +2,14 @@
 
 import asyncio
 import contextlib
+import time
 
 from django.core.management.base import BaseCommand, CommandError
 
 from payments.heads import HeadFollower, heads_follow
 from payments.models import Chain
+
+NO_CHAIN_WAIT_SECONDS = 5
 
 
 class Command(BaseCommand):
@@ -24,9 +27,10 @@ class Command(BaseCommand):
             chains = chains.filter(chain_id=chain)
         elif ws_url:
             raise CommandError("--ws-url names one chain's socket: give --chain too.")
-        followers = [HeadFollower(c, ws_url=ws_url) for c in chains]
-        if not followers:
-            raise CommandError("No active chain to follow.")
+        # `make run` starts this beside the devnet it registers: wait for a chain rather than
+        # exit (honcho would stop every process with it).
+        while not (followers := [HeadFollower(c, ws_url=ws_url) for c in chains.all()]):
+            time.sleep(NO_CHAIN_WAIT_SECONDS)
         for follower in followers:
             self.stdout.write(f"Following {follower.name} at {follower.ws_url}")
         with contextlib.suppress(KeyboardInterrupt):
