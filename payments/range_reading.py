@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 
 from payments.internal_transfers import balance_changes
 from payments.models import NATIVE_LOG_INDEX, Asset, Chain, Invoice, ScanCursor
-from payments.rpc import Block, RpcClient, decode_transfer_log
+from payments.rpc import Block, Log, RpcClient, decode_transfer_log
 from payments.settlement import ObservedTransfer
 
 
@@ -29,7 +29,8 @@ class ChainMoved(Exception):
 @dataclass
 class RangeRead:
     observed: list[ObservedTransfer]
-    # Every block read in the range, by number; the last one is the range's end.
+    # The blocks read in the range (the end, those fetched in full or for their time), by
+    # number: the last one is the range's end.
     blocks: list[Block]
 
 
@@ -37,13 +38,22 @@ def block_time(block: Block) -> datetime:
     return datetime.fromtimestamp(block.timestamp, tz=UTC)
 
 
-def observed_transfer(block: Block, tx_hash, log_index, from_address, to_address, asset, amount):
+def observed_transfer(
+    where: Block | Log, tx_hash, log_index, from_address, to_address, asset, amount
+) -> ObservedTransfer:
+    """The transfer, placed by its block, or by its log when the log names its block's time."""
+    if isinstance(where, Log):
+        if where.block_timestamp is None:
+            raise ValueError("a log that does not name its block's time is placed by its block")
+        number, block_hash, timestamp = where.block_number, where.block_hash, where.block_timestamp
+    else:
+        number, block_hash, timestamp = where.number, where.hash, where.timestamp
     return ObservedTransfer(
         tx_hash=tx_hash,
         log_index=log_index,
-        block_number=block.number,
-        block_hash=block.hash,
-        block_time=block_time(block),
+        block_number=number,
+        block_hash=block_hash,
+        block_time=datetime.fromtimestamp(timestamp, tz=UTC),
         from_address=from_address,
         to_address=to_address,
         asset=asset,
@@ -93,21 +103,24 @@ def range_read(
         if native is not None and eth_addresses
         else {}
     )
-    headers = client.blocks(sorted({log.block_number for log in logs} - {end}))
+    # A header is the size of its list of transactions: on a busy chain, asked for only when
+    # the log does not name its block's time.
+    untimed = {log.block_number for log in logs if log.block_timestamp is None}
+    headers = client.blocks(sorted(untimed - {end}))
     full = client.blocks(sorted(changed), full=True)
     by_number = {b.number: b for b in [*headers, end_block]}
     by_number.update({b.number: b for b in full})
     observed: list[ObservedTransfer] = []
     for log in logs:
-        block = by_number[log.block_number]
-        decoded = decode_transfer_log(log)
-        if block.hash != log.block_hash:
+        block = by_number.get(log.block_number)
+        if block is not None and block.hash != log.block_hash:
             raise ChainMoved(f"block {log.block_number} changed during the scan")
+        decoded = decode_transfer_log(log)
         if decoded is not None:
             from_address, to_address, amount = decoded
             observed.append(
                 observed_transfer(
-                    block,
+                    block or log,
                     log.transaction_hash,
                     log.log_index,
                     from_address,

@@ -59,6 +59,8 @@ class Log(_Model):
     transaction_hash: Hash32 = Field(alias="transactionHash")
     log_index: Quantity = Field(alias="logIndex")
     removed: bool = False
+    # Recent nodes (geth 1.16, anvil) name the block's time: no header to fetch for it.
+    block_timestamp: Quantity | None = Field(None, alias="blockTimestamp")
 
 
 class Transaction(_Model):
