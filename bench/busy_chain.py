@@ -33,6 +33,8 @@ def strangers_blocks(node, *, token: str, blocks: int, token_transfers: int, eth
     sender = w3.eth.accounts[3]
     token_mint(w3, token_address=token, to=sender, amount=10**18)
     # anvil mines every second here (automine off): the batch waits in the pool for evm_mine.
+    # Nonces given, not left to the node: a batch of sends would reuse one.
+    nonce = int(node.rpc("eth_getTransactionCount", [sender, "pending"]), 16)
     for _ in range(blocks):
         calls = [
             {
@@ -47,9 +49,15 @@ def strangers_blocks(node, *, token: str, blocks: int, token_transfers: int, eth
             for _ in range(eth_transfers)
         ]
         batch = [
-            {"jsonrpc": "2.0", "id": n, "method": "eth_sendTransaction", "params": [call]}
+            {
+                "jsonrpc": "2.0",
+                "id": n,
+                "method": "eth_sendTransaction",
+                "params": [{**call, "nonce": hex(nonce + n)}],
+            }
             for n, call in enumerate(calls)
         ]
+        nonce += len(calls)
         answers = requests.post(node.url, json=batch, timeout=60).json()
         errors = [a["error"] for a in answers if "error" in a]
         if errors:

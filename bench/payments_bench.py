@@ -19,7 +19,7 @@ import statistics
 import sys
 import threading
 import time
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
@@ -148,7 +148,12 @@ def heads_followed(chain):
 
     loop = asyncio.new_event_loop()
     task = loop.create_task(HeadFollower(chain).run())
-    thread = threading.Thread(target=loop.run_until_complete, args=(task,), daemon=True)
+
+    def follow() -> None:
+        with suppress(asyncio.CancelledError):
+            loop.run_until_complete(task)
+
+    thread = threading.Thread(target=follow, daemon=True)
     thread.start()
     try:
         yield

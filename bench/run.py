@@ -50,7 +50,7 @@ NOTES = [
     "run inline, so each order also pays for its notification after commit.",
     "3: JSON-RPC calls and bytes counted by payments.rpc.RpcClient; token logs are asked for "
     "the watched addresses only (1,000 per call), ether by balance changes; a busy block adds "
-    "strangers' transfers sent in one batch with automine off. Every run scans the same number "
+    "strangers' transfers sent in one JSON-RPC batch, then mined. Every run scans the same number "
     "of blocks; figures are scaled to 1,000.",
     "4: anvil mines a block every second; the beat is a thread calling chain_scan; the head "
     "follower is payments.heads.HeadFollower in a thread, on anvil's WebSocket.",

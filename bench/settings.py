@@ -12,7 +12,13 @@ from bench.common import BENCH_DATABASE, postgres_base
 # Forced, not defaulted: a DATABASE_URL left in the shell must never point the bench (which
 # drops its database at start) at another database.
 os.environ["DATABASE_URL"] = f"{postgres_base()}/{BENCH_DATABASE}"
-os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-key-not-a-secret")
+os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-key-not-a-secret-" + "x" * 8)
+# What production now requires from its environment; the bench keeps tasks and mail in
+# memory (below), so these only have to pass validation.
+os.environ.setdefault("BENCH_REDIS_URL", "redis://127.0.0.1:6379/12")
+os.environ.setdefault("CELERY_BROKER_URL", os.environ["BENCH_REDIS_URL"])
+os.environ.setdefault("REDIS_CACHE_URL", os.environ["BENCH_REDIS_URL"])
+os.environ.setdefault("SITE_URL", "https://bench.invalid")
 os.environ.setdefault("ALLOWED_HOSTS", "127.0.0.1")
 os.environ.setdefault("LOG_LEVEL", "WARNING")
 
@@ -28,7 +34,7 @@ SECURE_SSL_REDIRECT = False
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
-        "LOCATION": os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/12"),
+        "LOCATION": os.environ["BENCH_REDIS_URL"],
         "KEY_PREFIX": BENCH_DATABASE,
     }
 }
