@@ -336,14 +336,20 @@ def catch_up(
         _blocks_make(node, blocks, traffic)
     start_block = ScanCursor.objects.get(chain=chain).block_number
     client = RpcClient(chain.rpc_url)
-    head = w3.eth.block_number
-    deadline = time.monotonic() + timeout
-    started = time.perf_counter()
-    while ScanCursor.objects.get(chain=chain).block_number < head:
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"the watcher did not reach block {head} in {timeout:.0f} s")
-        chain_scan(chain=chain, client=client)
-    elapsed = time.perf_counter() - started
+    # No block mined while the watcher catches up: runs compared side by side scan the same
+    # ranges, whatever the second ticks.
+    node.rpc("evm_setIntervalMining", [0])
+    try:
+        head = w3.eth.block_number
+        deadline = time.monotonic() + timeout
+        started = time.perf_counter()
+        while ScanCursor.objects.get(chain=chain).block_number < head:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the watcher did not reach block {head} in {timeout:.0f} s")
+            chain_scan(chain=chain, client=client)
+        elapsed = time.perf_counter() - started
+    finally:
+        node.rpc("evm_setIntervalMining", [1])
     Invoice.objects.filter(pk__in=[i.pk for i in invoices]).update(
         monitor_until=timezone.now() - timedelta(days=30)
     )

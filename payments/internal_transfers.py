@@ -2,14 +2,16 @@
 
 A contract paying a deposit address (a Safe wallet, an exchange's batched payout) leaves no
 top-level transaction naming that address, so the block scan cannot see it. A periodic task
-compares each watched ETH address's balance with the transfers recorded for it. A surplus is
+compares each watched address's ether balance with the transfers recorded for it (token
+invoices' too: the block scan reads the balances of ETH invoices only, so ether sent to a
+token invoice's address, a wrong asset, is found here). A surplus is
 located by bisecting the address's balance over the blocks since it was last explained, and
 credited from those blocks' call traces like any other transfer (same key, same confirmations,
 same reorg handling). What the node cannot trace, or what traces do not explain (a block
 reward, a validator withdrawal), is flagged for staff with the amount: never ignored.
 
-This runs apart from the block scan, in batched requests of bounded size, so the scan's cost
-still does not grow with the number of open invoices.
+This runs apart from the block scan, in batched requests of bounded size (one per 50
+addresses). The block scan reuses its bisection (balance_changes) for top-level transfers.
 """
 
 import logging
