@@ -18,6 +18,7 @@ from contextlib import suppress
 import websockets
 from django.conf import settings
 from django.db import close_old_connections, connections
+from django.db.backends.base.base import BaseDatabaseWrapper
 from websockets.asyncio.client import connect
 
 from payments.models import Chain
@@ -47,16 +48,16 @@ class ChainLease:
 
     def __init__(self, chain_pk: int):
         self.key = (LEASE_NAMESPACE << 32) | chain_pk
-        self.connection = None
+        self.connection: BaseDatabaseWrapper | None = None
 
     def acquire(self) -> bool:
         if connections["default"].vendor != "postgresql":
             return True
         self.release()
-        self.connection = connections.create_connection("default")
+        self.connection = connection = connections.create_connection("default")
         # Used from the event loop's worker threads, one call at a time.
-        self.connection.inc_thread_sharing()
-        with self.connection.cursor() as cursor:
+        connection.inc_thread_sharing()
+        with connection.cursor() as cursor:
             cursor.execute("SELECT pg_try_advisory_lock(%s)", [self.key])
             held = cursor.fetchone()[0]
         if not held:

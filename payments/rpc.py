@@ -15,7 +15,7 @@ import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import eth_abi as abi
@@ -295,7 +295,7 @@ class RpcClient:
         raw = self.request("eth_getBalance", [address, "latest"])
         return _answered(_quantity, raw, "eth_getBalance")
 
-    def balances(self, queries: list[tuple[str, int | str]], *, chunk: int = 50) -> list[int]:
+    def balances(self, queries: Sequence[tuple[str, int | str]], *, chunk: int = 50) -> list[int]:
         """Balances of (address, block) pairs, batched; a block is a number, or a hash (EIP-1898:
         the state of that very block, whatever became canonical since)."""
         balances: list[int] = []
