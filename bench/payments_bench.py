@@ -19,7 +19,9 @@ import statistics
 import sys
 import threading
 import time
+from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass
+from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
@@ -137,10 +139,45 @@ class LatencyResult:
         return max(self.seconds)
 
 
+@contextmanager
+def heads_followed(chain):
+    """payments.heads.HeadFollower (what `manage.py follow_heads` runs) in a thread."""
+    import asyncio
+
+    from payments.heads import HeadFollower
+
+    loop = asyncio.new_event_loop()
+    task = loop.create_task(HeadFollower(chain).run())
+
+    def follow() -> None:
+        with suppress(asyncio.CancelledError):
+            loop.run_until_complete(task)
+
+    thread = threading.Thread(target=follow, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        loop.call_soon_threadsafe(task.cancel)
+        thread.join(timeout=10)
+
+
 def latency(
-    node, *, chain, payments: int, interval: float, on_miss=lambda message: None
+    node,
+    *,
+    chain,
+    payments: int,
+    interval: float,
+    follow_heads: bool = False,
+    on_miss=lambda message: None,
 ) -> LatencyResult:
-    """Pay `payments` invoices (USDC and ETH in turn) while a beat thread scans the chain."""
+    """Pay `payments` invoices (USDC and ETH in turn) while a beat thread scans the chain,
+    and with `follow_heads` the head follower too."""
+    with heads_followed(chain) if follow_heads else nullcontext():
+        return _latency(node, chain=chain, payments=payments, interval=interval, on_miss=on_miss)
+
+
+def _latency(node, *, chain, payments: int, interval: float, on_miss) -> LatencyResult:
     from orders.models import OrderEvent
     from payments.devnet import native_transfer, token_mint, token_transfer
     from payments.models import Asset
@@ -230,6 +267,8 @@ class CatchUpResult:
     calls: dict[str, int]
     http_requests: int
     credited: int
+    bytes_received: int = 0
+    start_block: int = 0
 
     @property
     def total_calls(self) -> int:
@@ -244,20 +283,34 @@ class CatchUpResult:
         return self.http_requests * 1000 / self.blocks
 
     @property
+    def bytes_per_1000_blocks(self) -> float:
+        return self.bytes_received * 1000 / self.blocks
+
+    @property
     def blocks_per_second(self) -> float:
         return self.blocks / self.seconds
 
 
 def catch_up(
-    node, *, chain, blocks: int, open_invoices: int = 10, paid: int = 10, timeout: float = 120
+    node,
+    *,
+    chain,
+    blocks: int,
+    open_invoices: int = 10,
+    paid: int = 10,
+    traffic=None,
+    timeout: float = 120,
 ) -> CatchUpResult:
     """The watcher catches up `blocks` blocks while `open_invoices` invoices wait for payment.
 
-    `paid` of them receive a USDC transfer, spread over the blocks; the RPC calls are
-    counted on the client the scans share.
+    `paid` of them receive a USDC transfer, spread over the blocks; `traffic(n)` makes the
+    other blocks (empty ones by default). The RPC calls are counted on the client the scans
+    share. The invoices end past their watch period: the next run's addresses are its own.
     """
+    from django.utils import timezone
+
     from payments.devnet import token_mint, token_transfer
-    from payments.models import Asset, ScanCursor
+    from payments.models import Asset, Invoice, ScanCursor
     from payments.rpc import RpcClient
     from payments.scanner import chain_scan
     from payments.services import invoice_issue
@@ -278,19 +331,28 @@ def catch_up(
             to=invoice.deposit_address,
             amount=int(invoice.amount_due),
         )
-        node.rpc("anvil_mine", [hex(blocks // len(paying))])
+        _blocks_make(node, blocks // len(paying) - 1, traffic)
     if not paying:
-        node.rpc("anvil_mine", [hex(blocks)])
+        _blocks_make(node, blocks, traffic)
     start_block = ScanCursor.objects.get(chain=chain).block_number
     client = RpcClient(chain.rpc_url)
-    head = w3.eth.block_number
-    deadline = time.monotonic() + timeout
-    started = time.perf_counter()
-    while ScanCursor.objects.get(chain=chain).block_number < head:
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"the watcher did not reach block {head} in {timeout:.0f} s")
-        chain_scan(chain=chain, client=client)
-    elapsed = time.perf_counter() - started
+    # No block mined while the watcher catches up: runs compared side by side scan the same
+    # ranges, whatever the second ticks.
+    node.rpc("evm_setIntervalMining", [0])
+    try:
+        head = w3.eth.block_number
+        deadline = time.monotonic() + timeout
+        started = time.perf_counter()
+        while ScanCursor.objects.get(chain=chain).block_number < head:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the watcher did not reach block {head} in {timeout:.0f} s")
+            chain_scan(chain=chain, client=client)
+        elapsed = time.perf_counter() - started
+    finally:
+        node.rpc("evm_setIntervalMining", [1])
+    Invoice.objects.filter(pk__in=[i.pk for i in invoices]).update(
+        monitor_until=timezone.now() - timedelta(days=30)
+    )
     return CatchUpResult(
         open_invoices=open_invoices,
         paid=len(paying),
@@ -299,7 +361,18 @@ def catch_up(
         calls=dict(client.calls),
         http_requests=client.http_requests,
         credited=sum(1 for invoice in paying if invoice.transfers.exists()),
+        bytes_received=client.bytes_received,
+        start_block=start_block,
     )
+
+
+def _blocks_make(node, count: int, traffic) -> None:
+    if count <= 0:
+        return
+    if traffic is None:
+        node.rpc("anvil_mine", [hex(count)])
+    else:
+        traffic(count)
 
 
 def throughput(node, *, chain, blocks: int) -> CatchUpResult:

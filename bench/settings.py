@@ -12,10 +12,14 @@ from bench.common import BENCH_DATABASE, postgres_base
 # Forced, not defaulted: a DATABASE_URL left in the shell must never point the bench (which
 # drops its database at start) at another database.
 os.environ["DATABASE_URL"] = f"{postgres_base()}/{BENCH_DATABASE}"
-# BENCH_REDIS_URL gives runs side by side a Redis database each (keys are prefixed anyway).
-os.environ.setdefault("BENCH_REDIS_URL", "redis://127.0.0.1:6379/12")
-os.environ["REDIS_CACHE_URL"] = os.environ["BENCH_REDIS_URL"]
 os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-key-not-a-secret-not-a-secret")
+# What production requires from its environment; the bench keeps tasks and mail in memory
+# (below), so these only have to pass validation. BENCH_REDIS_URL gives runs side by side a
+# Redis database each (keys are prefixed anyway).
+os.environ.setdefault("BENCH_REDIS_URL", "redis://127.0.0.1:6379/12")
+os.environ.setdefault("CELERY_BROKER_URL", os.environ["BENCH_REDIS_URL"])
+os.environ["REDIS_CACHE_URL"] = os.environ["BENCH_REDIS_URL"]
+os.environ.setdefault("SITE_URL", "https://bench.invalid")
 os.environ.setdefault("ALLOWED_HOSTS", "127.0.0.1")
 os.environ.setdefault("LOG_LEVEL", "WARNING")
 # Production refuses to start without these; the bench replaces the broker (below) and sends

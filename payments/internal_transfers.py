@@ -2,14 +2,16 @@
 
 A contract paying a deposit address (a Safe wallet, an exchange's batched payout) leaves no
 top-level transaction naming that address, so the block scan cannot see it. A periodic task
-compares each watched ETH address's balance with the transfers recorded for it. A surplus is
+compares each watched address's ether balance with the transfers recorded for it (token
+invoices' too: the block scan reads the balances of ETH invoices only, so ether sent to a
+token invoice's address, a wrong asset, is found here). A surplus is
 located by bisecting the address's balance over the blocks since it was last explained, and
 credited from those blocks' call traces like any other transfer (same key, same confirmations,
 same reorg handling). What the node cannot trace, or what traces do not explain (a block
 reward, a validator withdrawal), is flagged for staff with the amount: never ignored.
 
-This runs apart from the block scan, in batched requests of bounded size, so the scan's cost
-still does not grow with the number of open invoices.
+This runs apart from the block scan, in batched requests of bounded size (one per 50
+addresses). The block scan reuses its bisection (balance_changes) for top-level transfers.
 """
 
 import logging
@@ -113,7 +115,9 @@ def native_balances_check(
     cursor = ScanCursor.objects.filter(chain=chain).first()
     if native is None or cursor is None:
         return report
-    invoices = Invoice.objects.filter(asset=native, monitor_until__gt=now or timezone.now())
+    # Every watched address of the chain, token invoices' too: the block scan reads balances of
+    # ETH invoices only, so ether sent to a token invoice's address (wrong asset) is found here.
+    invoices = Invoice.objects.filter(asset__chain=chain, monitor_until__gt=now or timezone.now())
     if invoice_ids is not None:
         invoices = invoices.filter(pk__in=invoice_ids)
     watched = list(invoices.order_by("pk"))
@@ -221,7 +225,7 @@ def _unexplained_blocks(
         if start is None:  # invoices issued before this check existed
             start = max(at - settings.PAYMENTS_REORG_HISTORY_BLOCKS, 0)
         address = invoice.deposit_address
-        for number, change in _balance_changes(
+        for number, change in balance_changes(
             client, address=address, start=min(start, at), end=at, end_balance=balances[address]
         ).items():
             changes[(address, number)] = change
@@ -243,16 +247,24 @@ def _unexplained_blocks(
     }
 
 
-def _balance_changes(
-    client: RpcClient, *, address: str, start: int, end: int, end_balance: int
+def balance_changes(
+    client: RpcClient,
+    *,
+    address: str,
+    start: int,
+    end: int,
+    end_balance: int,
+    start_balance: int | None = None,
 ) -> dict[int, int]:
     """Blocks in (start, end] where the balance of `address` changed, with the change.
 
     Each round asks up to PROBES balances in one batched request, so a day of blocks takes a
-    few rounds. A part whose two ends hold the same balance is skipped: deposit addresses only
-    receive while watched, and anything such a skip could hide stays unexplained and flagged.
+    few rounds (a scan range, one or two); the block scan uses it too. A part whose two ends
+    hold the same balance is skipped: deposit addresses only receive while watched, and
+    anything such a skip could hide stays unexplained and flagged.
     """
-    (start_balance,) = client.balances([(address, start)])
+    if start_balance is None:
+        (start_balance,) = client.balances([(address, start)])
     changes: dict[int, int] = {}
     parts = [(start, start_balance, end, end_balance)]
     while parts:

@@ -15,18 +15,40 @@ import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, TypeVar
+from typing import Any, TypeVar
 
 import eth_abi as abi
 import requests
 from django.conf import settings
 from eth_abi.exceptions import DecodingError
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
-# keccak("Transfer(address,address,uint256)")
-TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
+from payments.rpc_answers import (
+    CALL_TRACER,
+    TRANSFER_TOPIC,
+    Block,
+    CallFrame,
+    Log,
+    Receipt,
+    Transaction,
+    TransactionTrace,
+    _hex_data,
+    _Model,
+    _quantity,
+    decode_transfer_log,
+)
+
+__all__ = [
+    "Block",
+    "CallFrame",
+    "Log",
+    "Receipt",
+    "Transaction",
+    "TransactionTrace",
+    "decode_transfer_log",
+]
 # keccak("balanceOf(address)")[:4]
 BALANCE_OF_SELECTOR = "0x70a08231"
 # keccak of latestRoundData(), decimals() and symbol(), first 4 bytes.
@@ -78,107 +100,12 @@ def _node_error(method: str, error: Any) -> RpcError:
     return RpcError(f"{method}: {message}", code=code)
 
 
-def _quantity(value: Any) -> int:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.startswith("0x"):
-        return int(value, 16)
-    raise ValueError(f"not a hex quantity: {value!r}")
-
-
 def _answered(parse: Callable[[Any], T], raw: Any, method: str) -> T:
     """A bare answer (a quantity, hex data) parsed, or InvalidAnswer: never a ValueError."""
     try:
         return parse(raw)
     except ValueError as exc:
         raise InvalidAnswer(f"{method}: {exc}"[:300]) from exc
-
-
-def _hex_of_length(length: int):
-    pattern = re.compile(rf"^0x[0-9a-fA-F]{{{length}}}$")
-
-    def check(value: Any) -> str:
-        if not isinstance(value, str) or not pattern.match(value):
-            raise ValueError(f"expected 0x and {length} hex digits, got {value!r}")
-        return value.lower()
-
-    return check
-
-
-def _hex_data(value: Any) -> str:
-    if not isinstance(value, str) or not re.match(r"^0x[0-9a-fA-F]*$", value):
-        raise ValueError(f"not hex data: {value!r}")
-    return value.lower()
-
-
-Quantity = Annotated[int, BeforeValidator(_quantity)]
-Address = Annotated[str, BeforeValidator(_hex_of_length(40))]
-Hash32 = Annotated[str, BeforeValidator(_hex_of_length(64))]
-HexData = Annotated[str, BeforeValidator(_hex_data)]
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(populate_by_name=True, extra="ignore", frozen=True)
-
-
-class Log(_Model):
-    address: Address
-    topics: list[Hash32]
-    data: HexData
-    block_number: Quantity = Field(alias="blockNumber")
-    block_hash: Hash32 = Field(alias="blockHash")
-    transaction_hash: Hash32 = Field(alias="transactionHash")
-    log_index: Quantity = Field(alias="logIndex")
-    removed: bool = False
-
-
-class Transaction(_Model):
-    hash: Hash32
-    from_address: Address = Field(alias="from")
-    to: Address | None = None
-    value: Quantity
-
-
-class Block(_Model):
-    number: Quantity
-    hash: Hash32
-    parent_hash: Hash32 = Field(alias="parentHash")
-    timestamp: Quantity
-    # Full transaction objects or bare hashes, depending on the request.
-    transactions: list[Transaction] | list[Hash32] = []
-
-
-class Receipt(_Model):
-    transaction_hash: Hash32 = Field(alias="transactionHash")
-    block_number: Quantity = Field(alias="blockNumber")
-    block_hash: Hash32 = Field(alias="blockHash")
-    status: Quantity
-    from_address: Address = Field(alias="from")
-    to: Address | None = None
-    logs: list[Log]
-
-    @property
-    def succeeded(self) -> bool:
-        return self.status == 1
-
-
-class CallFrame(_Model):
-    """One call of a transaction, as debug_trace* answers with the callTracer."""
-
-    type: str
-    from_address: Address = Field(alias="from")
-    to: Address | None = None
-    value: Quantity = 0
-    error: str | None = None
-    calls: list["CallFrame"] = []
-
-
-class TransactionTrace(_Model):
-    tx_hash: Hash32 = Field(alias="txHash")
-    result: CallFrame
-
-
-CALL_TRACER = {"tracer": "callTracer"}
 
 
 @dataclass(frozen=True)
@@ -216,6 +143,8 @@ class RpcClient:
         self.calls: Counter[str] = Counter()
         # HTTP round trips: a JSON-RPC batch is one request for several calls.
         self.http_requests = 0
+        # Bytes of answers read: what a provider bills, and what the chain's traffic inflates.
+        self.bytes_received = 0
         self._ids = 0
 
     # --- transport ------------------------------------------------------------------------
@@ -235,6 +164,7 @@ class RpcClient:
                 if last_try:
                     raise RpcUnavailable(f"{label}: {type(exc).__name__}") from exc
             else:
+                self.bytes_received += len(response.content)
                 if response.status_code == 429:
                     if last_try:
                         raise RateLimited(f"{label}: rate limited (HTTP 429)", code=429)
@@ -322,22 +252,42 @@ class RpcClient:
                 )
         return hashes
 
-    def transfer_logs(self, *, from_block: int, to_block: int, tokens: list[str]) -> list[Log]:
-        """ERC-20 Transfer logs of these token contracts, one call whatever the invoices."""
-        raw = self.request(
-            "eth_getLogs",
-            [
-                {
-                    "fromBlock": hex(from_block),
-                    "toBlock": hex(to_block),
-                    "address": tokens,
-                    "topics": [TRANSFER_TOPIC],
-                }
-            ],
-        )
-        if not isinstance(raw, list):
-            raise InvalidAnswer("eth_getLogs: answer is not a list")
-        return [_validate(Log, item, "eth_getLogs") for item in raw]
+    def transfer_logs(
+        self, *, from_block: int, to_block: int, tokens: list[str], recipients: list[str]
+    ) -> list[Log]:
+        """Transfer logs of these token contracts to these addresses only.
+
+        The `to` topic filters on the node, so the answer follows the store's invoices, not
+        the tokens' traffic. One call per PAYMENTS_LOG_RECIPIENTS_PER_CALL addresses.
+        """
+        per_call = settings.PAYMENTS_LOG_RECIPIENTS_PER_CALL
+        logs: list[Log] = []
+        for start in range(0, len(recipients), per_call):
+            padded = [
+                "0x" + address[2:].rjust(64, "0")
+                for address in recipients[start : start + per_call]
+            ]
+            raw = self.request(
+                "eth_getLogs",
+                [
+                    {
+                        "fromBlock": hex(from_block),
+                        "toBlock": hex(to_block),
+                        "address": tokens,
+                        "topics": [TRANSFER_TOPIC, None, padded],
+                    }
+                ],
+            )
+            if not isinstance(raw, list):
+                raise InvalidAnswer("eth_getLogs: answer is not a list")
+            logs += [_validate(Log, item, "eth_getLogs") for item in raw]
+        return logs
+
+    def tagged_block_number(self, tag: str) -> int | None:
+        """The number of the block a tag (`safe`, `finalized`) names; None if it names none
+        yet (a chain younger than one epoch)."""
+        raw = self.request("eth_getBlockByNumber", [tag, False])
+        return None if raw is None else _validate(Block, raw, "eth_getBlockByNumber").number
 
     def receipt(self, tx_hash: str) -> Receipt | None:
         raw = self.request("eth_getTransactionReceipt", [tx_hash])
@@ -361,12 +311,15 @@ class RpcClient:
         raw = self.request("eth_getBalance", [address, "latest"])
         return _answered(_quantity, raw, "eth_getBalance")
 
-    def balances(self, queries: list[tuple[str, int]], *, chunk: int = 50) -> list[int]:
-        """Balances of (address, block number) pairs, batched."""
+    def balances(self, queries: Sequence[tuple[str, int | str]], *, chunk: int = 50) -> list[int]:
+        """Balances of (address, block) pairs, batched; a block is a number, or a hash (EIP-1898:
+        the state of that very block, whatever became canonical since)."""
         balances: list[int] = []
         for start in range(0, len(queries), chunk):
             part = queries[start : start + chunk]
-            raws = self.batch("eth_getBalance", [[address, hex(block)] for address, block in part])
+            raws = self.batch(
+                "eth_getBalance", [[address, _block_ref(block)] for address, block in part]
+            )
             balances += [_answered(_quantity, raw, "eth_getBalance") for raw in raws]
         return balances
 
@@ -429,6 +382,10 @@ class RpcClient:
         return _answered(_hex_data, self.request("eth_getCode", [address, "latest"]), "eth_getCode")
 
 
+def _block_ref(block: int | str) -> str | dict:
+    return hex(block) if isinstance(block, int) else {"blockHash": block}
+
+
 def _retry_after(response: requests.Response) -> float:
     try:
         return min(float(response.headers.get("Retry-After", 0)), 30.0)
@@ -438,20 +395,3 @@ def _retry_after(response: requests.Response) -> float:
 
 def _is_json(response: requests.Response) -> bool:
     return "json" in response.headers.get("Content-Type", "")
-
-
-def decode_transfer_log(log: Log) -> tuple[str, str, int] | None:
-    """(from, to, amount) of a standard Transfer log; None for anything else.
-
-    ERC-721 indexes its token id as a fourth topic and has no data: not a payment. Topics
-    whose high bytes are not zero hold no address: not a payment either.
-    """
-    if len(log.topics) != 3 or log.topics[0] != TRANSFER_TOPIC or len(log.data) != 66:
-        return None
-    indexed = bytes.fromhex(log.topics[1][2:] + log.topics[2][2:])
-    try:
-        from_address, to_address = abi.decode(["address", "address"], indexed)
-        (amount,) = abi.decode(["uint256"], bytes.fromhex(log.data[2:]))
-    except DecodingError:
-        return None
-    return from_address.lower(), to_address.lower(), amount

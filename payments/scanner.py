@@ -1,5 +1,8 @@
 """The chain watcher: scan blocks from the cursor, record transfers, follow confirmations.
 
+What a range holds is read by payments.range_reading; this module moves the cursor, walks
+back on reorganisations and confirms transfers by the chain's finality rule.
+
 One scan at a time per chain (an advisory lock), RPC calls first and writes after (no RPC
 while a row is locked), and a cursor that only moves in the same transaction as the
 transfers of the blocks it passes.
@@ -11,52 +14,23 @@ from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection, transaction
 from django.utils import timezone
-from django.utils.translation import gettext_noop
 
-from orders.models import OrderEvent
-from orders.transitions import order_event_record
-from payments.internal_transfers import transaction_internal_transfers
+from payments.finality import final_height
 from payments.locks import orders_and_invoices_locked
-from payments.models import (
-    NATIVE_LOG_INDEX,
-    Asset,
-    Chain,
-    Invoice,
-    ScanCursor,
-    ScannedBlock,
-    Transfer,
-)
-from payments.rpc import (
-    Block,
-    InvalidAnswer,
-    RangeTooLarge,
-    RpcClient,
-    RpcError,
-    RpcUnavailable,
-    decode_transfer_log,
-)
-from payments.settlement import (
-    ObservedTransfer,
-    invoice_settle,
-    transfer_confirm,
-    transfer_orphan,
-    transfers_record,
-)
-from payments.tasks import chain_scan_task, native_balances_check_task
+from payments.models import Asset, Chain, ScanCursor, ScannedBlock, Transfer
+from payments.range_reading import ChainMoved, block_time, range_read, watched_addresses
+from payments.rpc import InvalidAnswer, RangeTooLarge, RpcClient, RpcError, RpcUnavailable
+from payments.settlement import invoice_settle, transfer_confirm, transfer_orphan, transfers_record
 
 logger = logging.getLogger(__name__)
 # Advisory lock keys: this namespace in the high 32 bits, the chain's pk in the low ones.
 LOCK_NAMESPACE = 0x5041_5953  # "PAYS"
-
-
-class ChainMoved(Exception):
-    """The chain changed between two calls of one scan step: the step is retried later."""
 
 
 class CursorMoved(Exception):
@@ -125,7 +99,7 @@ def cursor_for(*, chain: Chain, client: RpcClient) -> ScanCursor:
         defaults={
             "block_number": head.number,
             "block_hash": head.hash,
-            "block_time": _block_time(head),
+            "block_time": block_time(head),
             "block_range": settings.PAYMENTS_MAX_BLOCK_RANGE,
         },
     )
@@ -200,119 +174,44 @@ def _scan_range(
     end: int,
     next_range: int,
 ) -> None:
-    tokens = {a.contract_address: a for a in assets if a.kind == Asset.Kind.ERC20}
-    native = next((a for a in assets if a.kind == Asset.Kind.NATIVE), None)
-    # No token: no log query at all (an empty address list would mean every contract).
-    logs = (
-        client.transfer_logs(from_block=start, to_block=end, tokens=sorted(tokens))
-        if tokens
-        else []
+    # The addresses watched at the range's time; after a reorg the cursor's time is unknown,
+    # and the whole watch period is a safe superset.
+    since = cursor.block_time or timezone.now() - settings.PAYMENTS_MONITOR_PERIOD
+    read = range_read(
+        chain=chain,
+        client=client,
+        cursor=cursor,
+        assets=assets,
+        watched=watched_addresses(chain=chain, since=since),
+        start=start,
+        end=end,
     )
-    blocks = client.blocks(list(range(start, end + 1)), full=native is not None)
-    by_number = {block.number: block for block in blocks}
-    _check_linked(blocks, parent_hash=cursor.block_hash)
-
-    observed: list[ObservedTransfer] = []
-    for log in logs:
-        block = by_number.get(log.block_number)
-        if log.removed or block is None:
-            continue
-        if block.hash != log.block_hash:
-            raise ChainMoved(f"block {log.block_number} changed during the scan")
-        decoded = decode_transfer_log(log)
-        if decoded is None or log.address not in tokens:
-            continue
-        from_address, to_address, amount = decoded
-        observed.append(
-            _observed(
-                block,
-                log.transaction_hash,
-                log.log_index,
-                from_address,
-                to_address,
-                tokens[log.address],
-                amount,
-            )
-        )
-    if native is not None:
-        observed += _native_transfers(client=client, blocks=blocks, native=native)
-
-    last = blocks[-1]
+    last = read.blocks[-1]
     with transaction.atomic():
         moved = ScanCursor.objects.filter(
             pk=cursor.pk, block_number=cursor.block_number, block_hash=cursor.block_hash
         ).update(
             block_number=last.number,
             block_hash=last.hash,
-            block_time=_block_time(last),
+            block_time=block_time(last),
             block_range=next_range,
         )
         if not moved:
             raise CursorMoved
+        # The blocks read, not every block: a reorg walks back to the deepest of them that is
+        # still canonical, and rescans from there.
         ScannedBlock.objects.filter(chain=chain, number__gte=start).delete()
         ScannedBlock.objects.bulk_create(
-            ScannedBlock(chain=chain, number=b.number, hash=b.hash) for b in blocks
+            ScannedBlock(chain=chain, number=b.number, hash=b.hash) for b in read.blocks
         )
         ScannedBlock.objects.filter(
             chain=chain, number__lt=last.number - settings.PAYMENTS_REORG_HISTORY_BLOCKS
         ).delete()
-        for invoice_id in sorted(transfers_record(chain=chain, observed=observed)):
+        for invoice_id in sorted(transfers_record(chain=chain, observed=read.observed)):
             invoice_settle(invoice_id=invoice_id)
     cursor.block_number, cursor.block_hash = last.number, last.hash
+    cursor.block_time = block_time(last)
     cursor.block_range = next_range
-
-
-def _check_linked(blocks: list[Block], *, parent_hash: str) -> None:
-    for block in blocks:
-        if block.parent_hash != parent_hash:
-            raise ChainMoved(f"block {block.number} does not follow the scanned chain")
-        parent_hash = block.hash
-
-
-def _block_time(block: Block) -> datetime:
-    return datetime.fromtimestamp(block.timestamp, tz=UTC)
-
-
-def _observed(block: Block, tx_hash, log_index, from_address, to_address, asset, amount):
-    return ObservedTransfer(
-        tx_hash=tx_hash,
-        log_index=log_index,
-        block_number=block.number,
-        block_hash=block.hash,
-        block_time=_block_time(block),
-        from_address=from_address,
-        to_address=to_address,
-        asset=asset,
-        amount=amount,
-    )
-
-
-def _native_transfers(
-    *, client: RpcClient, blocks: list[Block], native: Asset
-) -> list[ObservedTransfer]:
-    candidates = [
-        (block, tx)
-        for block in blocks
-        for tx in block.transactions
-        if not isinstance(tx, str) and tx.to is not None and tx.value > 0
-    ]
-    if not candidates:
-        return []
-    ours = set(
-        Invoice.objects.filter(
-            deposit_address__in={tx.to for _block, tx in candidates}
-        ).values_list("deposit_address", flat=True)
-    )
-    matched = [(block, tx) for block, tx in candidates if tx.to in ours]
-    if not matched:
-        return []
-    # A reverted transaction moved no value, even though the block lists it.
-    receipts = client.receipts([tx.hash for _block, tx in matched])
-    return [
-        _observed(block, tx.hash, NATIVE_LOG_INDEX, tx.from_address, tx.to, native, tx.value)
-        for (block, tx), receipt in zip(matched, receipts, strict=True)
-        if receipt.succeeded and receipt.block_hash == block.hash
-    ]
 
 
 def _reorg_check(*, chain: Chain, cursor: ScanCursor, client: RpcClient, report: ScanReport):
@@ -377,8 +276,9 @@ def _reorg_check(*, chain: Chain, cursor: ScanCursor, client: RpcClient, report:
 
 
 def _confirmations_update(*, chain: Chain, client: RpcClient, head: int, report: ScanReport):
-    """Seen transfers deep enough, and still in the canonical chain, become confirmed."""
-    deepest = head - max(chain.confirmations, 1) + 1
+    """Seen transfers final by the chain's rule (payments.finality), and still in the
+    canonical chain, become confirmed."""
+    deepest = final_height(chain=chain, client=client, head=head)
     pending = list(
         Transfer.objects.filter(chain=chain, status=Transfer.Status.SEEN, block_number__lte=deepest)
         .select_related("asset", "invoice")
@@ -406,77 +306,3 @@ def _confirmations_update(*, chain: Chain, client: RpcClient, head: int, report:
             if invoice_id:
                 invoice_settle(invoice_id=invoice_id)
                 report.invoices.add(invoice_id)
-
-
-def invoice_check(*, invoice_id: int, tx_hash: str = "") -> dict:
-    """The immediate check behind "I've paid": the given transaction, then the balance.
-
-    A transfer found in the receipt is recorded at once (the scan will find it recorded);
-    a balance above what we know of means transfers the scan has not reached: scan now.
-    """
-    invoice = Invoice.objects.select_related("asset__chain", "order").get(pk=invoice_id)
-    chain = invoice.asset.chain
-    client = client_for(chain)
-    observed = _receipt_transfers(client=client, chain=chain, tx_hash=tx_hash) if tx_hash else []
-    asset = invoice.asset
-    if asset.is_native:
-        balance = client.balance(invoice.deposit_address)
-    else:
-        balance = client.token_balance(token=asset.contract_address, owner=invoice.deposit_address)
-    with transaction.atomic():
-        touched = transfers_record(chain=chain, observed=observed)
-        for touched_id in sorted(touched):
-            invoice_settle(invoice_id=touched_id)
-    known = sum(
-        t.amount
-        for t in Transfer.objects.filter(invoice=invoice, asset=asset).exclude(status="orphaned")
-    )
-    behind = balance > known
-    if behind:
-        scan = chain_scan_task.si(chain.pk)
-        # After the scan, ether sent by a contract is what the balance still does not explain.
-        if asset.is_native:
-            scan |= native_balances_check_task.si(chain.pk, [invoice.pk])
-        scan.delay()
-    elif not balance:
-        # The customer asked: answer them, even when the answer is "not yet".
-        order_event_record(
-            order=invoice.order,
-            kind=OrderEvent.Kind.NOTE,
-            actor=OrderEvent.Actor.SYSTEM,
-            reason=gettext_noop("checked at your request: nothing has reached the address yet"),
-            data={"tx_hash": tx_hash} if tx_hash else {},
-        )
-    return {"recorded": len(observed), "balance": str(balance), "scan_queued": behind}
-
-
-def _receipt_transfers(*, client: RpcClient, chain: Chain, tx_hash: str) -> list[ObservedTransfer]:
-    receipt = client.receipt(tx_hash)
-    if receipt is None or not receipt.succeeded:
-        return []
-    block = client.block(receipt.block_number, full=True)
-    if block is None or block.hash != receipt.block_hash:
-        return []
-    assets = list(Asset.objects.filter(chain=chain))
-    tokens = {a.contract_address: a for a in assets if a.kind == Asset.Kind.ERC20}
-    native = next((a for a in assets if a.kind == Asset.Kind.NATIVE), None)
-    observed = []
-    for log in receipt.logs:
-        decoded = decode_transfer_log(log)
-        if decoded and log.address in tokens and not log.removed:
-            observed.append(
-                _observed(
-                    block, tx_hash, log.log_index, *decoded[:2], tokens[log.address], decoded[2]
-                )
-            )
-    tx = next((t for t in block.transactions if not isinstance(t, str) and t.hash == tx_hash), None)
-    if native is not None and tx is not None and tx.to and tx.value > 0:
-        observed.append(
-            _observed(block, tx_hash, NATIVE_LOG_INDEX, tx.from_address, tx.to, native, tx.value)
-        )
-    if native is not None:
-        # Ether a contract passed on inside the transaction names no address at the top.
-        observed += transaction_internal_transfers(
-            client=client, tx_hash=tx_hash, block=block, native=native
-        )
-    return observed

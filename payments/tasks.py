@@ -72,7 +72,7 @@ def native_balances_check_task(
     max_retries=3,
 )
 def invoice_check_task(invoice_id: int, tx_hash: str = "") -> dict:
-    from payments.scanner import invoice_check
+    from payments.invoice_check import invoice_check
 
     return invoice_check(invoice_id=invoice_id, tx_hash=tx_hash)
 

@@ -54,13 +54,22 @@ class Anvil:
         return answer["result"]
 
 
-def anvil_start(*, block_time: float | None = None, chain_id: int | None = None) -> Anvil:
+def anvil_start(
+    *,
+    block_time: float | None = None,
+    chain_id: int | None = None,
+    slots_in_an_epoch: int | None = None,
+) -> Anvil:
+    """`slots_in_an_epoch` small moves the `safe` (head - epoch) and `finalized`
+    (head - 2 epochs) tags along with the head."""
     port = free_port()
     command = [str(ANVIL), "--host", "127.0.0.1", "--port", str(port), "--silent"]
     if block_time:
         command += ["--block-time", str(block_time)]
     if chain_id:
         command += ["--chain-id", str(chain_id)]
+    if slots_in_an_epoch:
+        command += ["--slots-in-an-epoch", str(slots_in_an_epoch)]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     node = Anvil(url=f"http://127.0.0.1:{port}", process=process)
     for _ in range(200):

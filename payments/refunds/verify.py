@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 
 from django.utils import timezone
 
-from payments.models import Chain
+from payments.finality import block_is_final
 from payments.refunds.models import Refund, RefundStatus
 from payments.refunds.services import refund_verdict_record
 from payments.rpc import Receipt, RpcClient, RpcError, Transaction, decode_transfer_log
@@ -22,15 +22,6 @@ logger = logging.getLogger(__name__)
 # A transaction just broadcast may take a moment to reach the node we ask: "not found" is a
 # verdict only after this long.
 NOT_FOUND_GRACE = timedelta(minutes=2)
-
-
-def block_is_final(*, chain: Chain, client: RpcClient, block_number: int, block_hash: str) -> bool:
-    """The chain's finality rule, in one place: the block is the chain's number of
-    confirmations deep and still canonical. (Networks finalised by tag answer here too.)"""
-    head = client.block_number()
-    if head - block_number + 1 < max(chain.confirmations, 1):
-        return False
-    return client.block_hashes([block_number]).get(block_number) == block_hash
 
 
 @dataclass(frozen=True)

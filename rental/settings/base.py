@@ -227,6 +227,13 @@ PAYMENTS_NATIVE_BALANCE_CHECK_SECONDS = _payments.PAYMENTS_NATIVE_BALANCE_CHECK_
 # One scan task stops after this long and leaves the rest to the next beat.
 PAYMENTS_SCAN_TIME_BUDGET_SECONDS = 20.0
 PAYMENTS_MAX_BLOCK_RANGE = _payments.PAYMENTS_MAX_BLOCK_RANGE
+# Deposit addresses per eth_getLogs `to` topic list. Geth refuses more than 1,000 values in
+# one topic position (eth/filters/filter_system.go, maxSubTopics = 1000, "exceed max
+# topics"), and the providers built on it with it: 1,000 open invoices cost one call.
+PAYMENTS_LOG_RECIPIENTS_PER_CALL = 1000
+# The head follower (manage.py follow_heads) reconnects after this, doubling up to the max.
+PAYMENTS_HEADS_RECONNECT_SECONDS = 0.5
+PAYMENTS_HEADS_RECONNECT_MAX_SECONDS = 30.0
 # Scanned block hashes kept for reorg walk-back; deeper reorgs need a manual rescan.
 PAYMENTS_REORG_HISTORY_BLOCKS = 256
 PAYMENTS_RPC_TIMEOUT_SECONDS = 10.0

@@ -1,7 +1,13 @@
 import pytest
 from django.db import connection
 
-from tests.drills.processes import CeleryWorker, RedisServer, broker_of_this_process, database_url
+from tests.drills.processes import (
+    CeleryWorker,
+    ManagedProcess,
+    RedisServer,
+    broker_of_this_process,
+    database_url,
+)
 
 
 def pytest_collection_modifyitems(items):
@@ -56,3 +62,27 @@ def worker_factory(transactional_db, broker, tmp_path):
     finally:
         for worker in workers:
             worker.stop()
+
+
+@pytest.fixture
+def process_factory(transactional_db, broker, tmp_path):
+    """Long-running processes (head follower, beat) on the test database and broker; all
+    stopped at the end, before the database is flushed."""
+    processes: list[ManagedProcess] = []
+
+    def make(command: list[str], **env) -> ManagedProcess:
+        process = ManagedProcess(
+            command,
+            database_url=database_url(connection.settings_dict),
+            broker_url=broker.url,
+            workdir=tmp_path / f"process{len(processes)}",
+            **env,
+        )
+        processes.append(process)
+        return process
+
+    try:
+        yield make
+    finally:
+        for process in processes:
+            process.stop()

@@ -245,3 +245,67 @@ def broker_of_this_process(url: str):
         yield app
     finally:
         point_at(saved)
+
+
+class ManagedProcess:
+    """A long-running process of the project (`manage.py follow_heads`, `celery beat`) on the
+    test database and the throwaway broker, its output in a log file."""
+
+    def __init__(
+        self, command: list[str], *, database_url: str, broker_url: str, workdir: Path, **env
+    ):
+        self.command = command
+        self.env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "tests.drills.worker_settings",
+            "PYTHONPATH": str(ROOT),
+            "DATABASE_URL": database_url,
+            "CELERY_BROKER_URL": broker_url,
+            "DRILL_EMAIL_DIR": str(workdir / "emails"),
+            **env,
+        }
+        (workdir / "emails").mkdir(parents=True, exist_ok=True)
+        self.log_path = workdir / f"{Path(command[0]).name}-{uuid.uuid4().hex[:6]}.log"
+        self.process: subprocess.Popen | None = None
+
+    def start(self, *, ready: str) -> None:
+        """Started, once `ready` shows in its output."""
+        with open(self.log_path, "wb") as log:
+            self.process = subprocess.Popen(
+                self.command,
+                cwd=ROOT,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+        def started() -> bool:
+            if self.process.poll() is not None:
+                raise AssertionError(f"{self.command} exited at start:\n{self.log()[-3000:]}")
+            return ready in self.log()
+
+        wait_until(started, timeout=30, interval=0.1, what=f"{self.command[:3]} to start")
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def kill(self) -> None:
+        """SIGKILL: no clean-up of any kind."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process is not None:
+            _stop(self.process)
+
+
+PYTHON = ROOT / ".venv" / "bin" / "python"
+
+
+def head_follower_command(chain_id: int, ws_url: str) -> list[str]:
+    return [str(PYTHON), "manage.py", "follow_heads", "--chain", str(chain_id), "--ws-url", ws_url]
+
+
+def beat_command(schedule: Path) -> list[str]:
+    return [str(CELERY), "-A", "rental", "beat", "--loglevel", "INFO", "--schedule", str(schedule)]

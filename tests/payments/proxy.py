@@ -2,6 +2,7 @@
 
 import json
 import threading
+from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import requests
@@ -17,6 +18,9 @@ class FlakyRpcProxy:
     with no answer), or an HTTP status answered with a plain-text body. `malformed` maps a
     method to the result answered for it instead of the node's. Blocks in `missing_blocks`
     are answered null by eth_getBlockByNumber, batched or not, like a node behind its peers.
+
+    It counts what passes: `calls` by method (a batch counts each call), `full_blocks` asked
+    with their transactions, and `bytes_answered` by the node.
     """
 
     def __init__(
@@ -38,6 +42,9 @@ class FlakyRpcProxy:
         self.malformed: dict[str, object] = {}
         self.missing_blocks: set[int] = set()
         self.requests = 0
+        self.calls: Counter[str] = Counter()
+        self.full_blocks = 0
+        self.bytes_answered = 0
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -59,6 +66,7 @@ class FlakyRpcProxy:
                     self._send(429, b"Too Many Requests", "text/plain")
                     return
                 payload = json.loads(body)
+                proxy._count(payload)
                 refusal = proxy._refusal(payload)
                 if refusal is not None:
                     self._send(200, json.dumps(refusal).encode(), "application/json")
@@ -69,6 +77,7 @@ class FlakyRpcProxy:
                     timeout=10,
                     headers={"Content-Type": "application/json"},
                 )
+                proxy.bytes_answered += len(answer.content)
                 content = proxy._without_missing_blocks(payload, answer.content)
                 self._send(answer.status_code, content, "application/json")
 
@@ -82,6 +91,13 @@ class FlakyRpcProxy:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def _count(self, payload) -> None:
+        for call in payload if isinstance(payload, list) else [payload]:
+            self.calls[call.get("method", "")] += 1
+            params = call.get("params") or []
+            if call.get("method") == "eth_getBlockByNumber" and params[1:2] == [True]:
+                self.full_blocks += 1
 
     def _refusal(self, payload):
         if isinstance(payload, list):

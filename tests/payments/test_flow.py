@@ -5,6 +5,7 @@ from decimal import Decimal
 import pytest
 
 from orders.models import OrderStatus
+from payments.internal_transfers import native_balances_check
 from tests.payments.helpers import order_with_invoice, reload, timeline
 
 pytestmark = pytest.mark.chain
@@ -156,6 +157,9 @@ def test_another_known_asset_to_the_address_is_flagged_wrong_asset(devnet):
     devnet.pay_native(invoice.deposit_address, 10**16)
     devnet.mine(3)
     devnet.scan()
+    # The scan reads the balances of ETH invoices only; the periodic balance check covers
+    # every watched address.
+    native_balances_check(chain=devnet.chain)
     invoice, order = reload(invoice)
     assert invoice.wrong_asset and invoice.amount_received == 0
     assert order.status == OrderStatus.AWAITING_PAYMENT

@@ -66,11 +66,17 @@ def test_the_node_saying_block_range_too_large_is_range_too_large(devnet):
         client = _client(proxy.url)
         with pytest.raises(RangeTooLarge):
             client.transfer_logs(
-                from_block=head - 2, to_block=head, tokens=[devnet.usdc.contract_address]
+                from_block=head - 2,
+                to_block=head,
+                tokens=[devnet.usdc.contract_address],
+                recipients=["0x" + "11" * 20],
             )
         assert (
             client.transfer_logs(
-                from_block=head - 1, to_block=head, tokens=[devnet.usdc.contract_address]
+                from_block=head - 1,
+                to_block=head,
+                tokens=[devnet.usdc.contract_address],
+                recipients=["0x" + "11" * 20],
             )
             == []
         )
@@ -94,7 +100,9 @@ def test_the_node_saying_block_range_too_large_is_range_too_large(devnet):
         (
             "eth_getLogs",
             {"not": "a list"},
-            lambda c: c.transfer_logs(from_block=1, to_block=2, tokens=["0x" + "22" * 20]),
+            lambda c: c.transfer_logs(
+                from_block=1, to_block=2, tokens=["0x" + "22" * 20], recipients=["0x" + "11" * 20]
+            ),
         ),
         ("eth_getTransactionReceipt", {"status": "0x1"}, lambda c: c.receipt("0x" + "33" * 32)),
     ],
