@@ -24,9 +24,9 @@ def _not_queued(event: OrderEvent) -> str:
 
 def _order_through_the_page(client, gpu) -> Order:
     before = list(Order.objects.values_list("pk", flat=True))
-    response = client.post(
-        f"/en/gpus/{gpu.slug}/configure/", {"environment": "pytorch", "quantity": "1", "term": "7"}
-    )
+    # "another": the same configuration, unpaid, would otherwise be offered back.
+    form = {"environment": "pytorch", "quantity": "1", "term": "7", "another": "1"}
+    response = client.post(f"/en/gpus/{gpu.slug}/configure/", form)
     assert response.status_code == 302, response.content[:500]
     order = Order.objects.exclude(pk__in=before).get()
     assert response["Location"].endswith(f"/account/orders/{order.number}/")
