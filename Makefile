@@ -42,7 +42,7 @@ run: deps compilemessages
 # download its own here), docker-compose to validate docker-compose.yml, gettext for
 # the translations.
 # Each entry is command:package.
-SYSTEM_PACKAGES := chromium:chromium docker-compose:docker-compose msgfmt:gettext java:default-jre-headless
+SYSTEM_PACKAGES := chromium:chromium docker-compose:docker-compose msgfmt:gettext java:default-jre-headless sshd:openssh-server
 system-packages:
 	@missing=""; for entry in $(SYSTEM_PACKAGES); do \
 		command -v $${entry%%:*} >/dev/null || missing="$$missing $${entry##*:}"; done; \

@@ -7,7 +7,7 @@ from accounts.models import ApiKey, User
 from accounts.services import api_key_hash
 from catalog.models import Environment, GpuModel
 from catalog.selectors import active_environments
-from orders.models import Order
+from orders.models import Order, SlotHold
 from orders.stock import gpus_with_availability
 from payments.models import Asset
 from payments.refunds.models import Refund
@@ -42,6 +42,7 @@ def api_orders_for_user(*, user: User, status: str | None = None) -> QuerySet[Or
         .select_related("gpu", "environment")
         .prefetch_related(
             "events",
+            Prefetch("slot_holds", queryset=SlotHold.objects.select_related("host")),
             Prefetch("invoices", queryset=invoices_with_progress()),
             Prefetch("refunds", queryset=refunds_with_facts()),
         )

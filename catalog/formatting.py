@@ -2,7 +2,7 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.utils.formats import number_format
-from django.utils.translation import pgettext
+from django.utils.translation import gettext, pgettext
 
 CURRENCY_SYMBOLS = {"EUR": "€", "USD": "$", "GBP": "£"}
 
@@ -14,3 +14,29 @@ def money(value: Decimal, currency: str | None = None) -> str:
         "symbol": CURRENCY_SYMBOLS.get(currency, f"{currency}\u00a0"),
         "amount": number_format(value, decimal_pos=2, use_l10n=True, force_grouping=True),
     }
+
+
+def storage(gigabytes: int) -> str:
+    if gigabytes >= 1000:
+        terabytes = number_format(
+            Decimal(gigabytes) / 1000, decimal_pos=0 if gigabytes % 1000 == 0 else 1
+        )
+        return pgettext("storage", "%(n)s TB") % {"n": terabytes}
+    return pgettext("storage", "%(n)s GB") % {"n": gigabytes}
+
+
+def machine_specs(
+    *, vcpus: int | None, ram_gb: int | None, disk_gb: int | None, regions: str | None
+) -> str:
+    parts = []
+    if vcpus:
+        parts.append(gettext("%(n)d vCPU") % {"n": vcpus})
+    if ram_gb:
+        parts.append(gettext("%(size)s of RAM") % {"size": storage(ram_gb)})
+    if disk_gb:
+        parts.append(gettext("%(size)s NVMe") % {"size": storage(disk_gb)})
+    if regions:
+        parts.append(gettext("region %(regions)s") % {"regions": regions})
+    if not parts:
+        return ""
+    return gettext("From %(specs)s") % {"specs": ", ".join(parts)}

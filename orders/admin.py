@@ -7,6 +7,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
 from orders import services
+from orders.admin_hosts import OrderSlotInline
 from orders.forms import ActivateForm, OptionalReasonForm, ReasonForm
 from orders.models import ALLOWED_TRANSITIONS, Order, OrderEvent, OrderStatus
 from orders.transitions import TransitionNotAllowed
@@ -91,7 +92,7 @@ class OrderAdmin(admin.ModelAdmin):
     search_fields = ["number", "user__email", "user__last_name"]
     list_select_related = ["user", "gpu"]
     date_hierarchy = "created_at"
-    inlines = [OrderEventInline]
+    inlines = [OrderSlotInline, OrderEventInline]
     fieldsets = [
         (None, {"fields": ["number", "user", "status", "staff_actions"]}),
         (

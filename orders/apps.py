@@ -9,6 +9,7 @@ class OrdersConfig(AppConfig):
     def ready(self) -> None:
         from catalog import hooks as catalog_hooks
         from orders import events
+        from orders.capacity import gpu_host_seed
         from orders.notifications import order_event_email
         from orders.stock import gpus_with_availability
 
@@ -16,3 +17,4 @@ class OrdersConfig(AppConfig):
         events.after_claim.register("email", order_event_email)
         # Units are held by orders: the catalog shows what they leave free.
         catalog_hooks.availability.register("orders", gpus_with_availability)
+        catalog_hooks.seeded.register("orders", gpu_host_seed)

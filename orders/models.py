@@ -82,6 +82,14 @@ class Order(models.Model):
     access_port = models.PositiveIntegerField(_("port"), null=True, blank=True)
     access_user = models.CharField(_("user"), max_length=64, blank=True)
     access_notes = models.TextField(_("access notes"), blank=True)
+    # Automatic provisioning (orders.provisioning): why it is stuck, for staff and the customer;
+    # a custom environment's staff go-ahead; when access was revoked and its data removed.
+    provisioning_problem = models.CharField(_("provisioning problem"), max_length=255, blank=True)
+    environment_confirmed_at = models.DateTimeField(
+        _("environment confirmed"), null=True, blank=True
+    )
+    access_revoked_at = models.DateTimeField(_("access revoked"), null=True, blank=True)
+    data_purged_at = models.DateTimeField(_("data removed"), null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -125,6 +133,11 @@ class OrderEvent(models.Model):
         REFUND_SENT = "refund_sent", _("Refund sent, checking on chain")
         REFUND_CONFIRMED = "refund_confirmed", _("Refund confirmed on chain")
         REFUND_REJECTED = "refund_rejected", _("Refund transaction refused")
+        PROVISIONING = "provisioning", _("Host preparation")
+        PROVISIONING_FAILED = "provisioning_failed", _("Host preparation failed")
+        ENVIRONMENT_CONFIRMED = "environment_confirmed", _("Custom environment confirmed")
+        ACCESS_REVOKED = "access_revoked", _("Access revoked")
+        DATA_PURGED = "data_purged", _("Rental data removed")
         NOTE = "note", _("Note")
 
     class Actor(models.TextChoices):
@@ -167,3 +180,7 @@ class OrderEvent(models.Model):
         if self.kind == self.Kind.STATUS:
             return f"{self.order_id}: {self.old_status or '∅'} → {self.new_status}"
         return f"{self.order_id}: {self.kind}"
+
+
+# Hosts and slots live in their own module; Django finds models through this one.
+from orders.hosts import Host, SlotHold  # noqa: E402, F401

@@ -21,7 +21,7 @@ from orders.hooks import (
     order_refund_record,
 )
 from orders.models import Order, OrderEvent, OrderStatus
-from orders.stock import gpu_available_units
+from orders.stock import gpus_with_availability, order_slots_take
 from orders.transitions import order_event_record, order_transition
 
 Actor = OrderEvent.Actor
@@ -50,6 +50,12 @@ class Quote:
     total: Decimal
     currency: str
     available_units: int
+    # The most GPUs one machine can give now: a larger quantity spans machines.
+    largest_free_block: int
+
+    @property
+    def spans_hosts(self) -> bool:
+        return self.quantity > self.largest_free_block
 
     @property
     def days(self) -> int:
@@ -103,6 +109,7 @@ def quote_build(
     term_days: int,
     environment_details: str = "",
     available_units: int | None = None,
+    largest_free_block: int | None = None,
     details_required: bool = True,
 ) -> Quote:
     """The price of a configuration; the configurator page, the API and order_create share it.
@@ -120,8 +127,9 @@ def quote_build(
         details_required=details_required,
     )
     daily_rate = _daily_rate(gpu=gpu, term_days=term_days)
-    if available_units is None:
-        available_units = gpu_available_units(gpu=gpu)
+    if available_units is None or largest_free_block is None:
+        shown = gpus_with_availability().get(pk=gpu.pk)
+        available_units, largest_free_block = shown.available_units, shown.largest_free_block
     if quantity > available_units:
         raise OrderError(
             _("Not enough units: %(available)d available right now.")
@@ -138,6 +146,7 @@ def quote_build(
         total=daily_rate * term_days * quantity,
         currency=settings.STORE_CURRENCY,
         available_units=available_units,
+        largest_free_block=largest_free_block,
     )
 
 
@@ -156,10 +165,10 @@ def order_create(
     environment_details: str = "",
     actor: str = Actor.CUSTOMER,
 ) -> Order:
-    """Store an order whose units are held until its payment deadline.
+    """Store an order holding concrete slots until its payment deadline.
 
-    The GPU row is locked while availability is re-checked, so two buyers of the last
-    unit are served one after the other and the second one is refused.
+    The GPU row is locked while availability is re-checked and slots are chosen, so two buyers
+    of the last unit are served one after the other and the second one is refused.
     """
     with transaction.atomic():
         locked_gpu = GpuModel.objects.select_for_update().get(pk=gpu.pk)
@@ -193,6 +202,8 @@ def order_create(
                 continue  # the random number was taken: draw another
         else:
             raise RuntimeError("Could not draw a free order number.")
+        if not order_slots_take(order=order, gpu=locked_gpu):
+            raise RuntimeError("Slots counted free under the GPU lock could not be held.")
         catalog_changed()  # its units are held from now on
         order_event_record(
             order=order,
