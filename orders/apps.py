@@ -11,10 +11,13 @@ class OrdersConfig(AppConfig):
         from orders import events
         from orders.capacity import gpu_host_seed
         from orders.notifications import order_event_email
+        from orders.provisioning.triggers import provisioning_on_event
         from orders.stock import gpus_with_availability
 
         # The e-mail channel subscribes like any other: the state machine never calls it.
         events.after_claim.register("email", order_event_email)
+        # Automatic provisioning follows the order's statuses the same way.
+        events.with_claim.register("provisioning", provisioning_on_event)
         # Units are held by orders: the catalog shows what they leave free.
         catalog_hooks.availability.register("orders", gpus_with_availability)
         catalog_hooks.seeded.register("orders", gpu_host_seed)
