@@ -28,8 +28,10 @@ class HostForm(forms.ModelForm):
     def clean(self):
         cleaned = super().clean()
         if not self.errors:
+            # The instance gets the form's values only after clean(): check what is asked.
+            asked = Host(pk=self.instance.pk, gpu=cleaned["gpu"], gpu_count=cleaned["gpu_count"])
             try:
-                host_check(host=self.instance)
+                host_check(host=asked)
             except HostError as error:
                 self.add_error(error.field, error.message)
         return cleaned

@@ -41,7 +41,10 @@ def host_check(*, host: Host) -> None:
 
 
 def host_save(*, host: Host) -> Host:
+    """Save `host` under its GPU model's row lock, the one allocation takes: no slot is held
+    between the check and the save."""
     with transaction.atomic():
+        GpuModel.objects.select_for_update().get(pk=host.gpu_id)
         previous_gpu_id = (
             Host.objects.filter(pk=host.pk).values_list("gpu_id", flat=True).first()
             if host.pk
@@ -49,8 +52,9 @@ def host_save(*, host: Host) -> Host:
         )
         host_check(host=host)
         host.save()
-        for gpu_id in {host.gpu_id, previous_gpu_id} - {None}:
-            gpu_units_sync(gpu_id=gpu_id)
+        gpu_units_sync(gpu_id=host.gpu_id)
+        if previous_gpu_id is not None and previous_gpu_id != host.gpu_id:
+            gpu_units_sync(gpu_id=previous_gpu_id)
     return host
 
 

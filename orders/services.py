@@ -4,6 +4,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
+from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -128,7 +129,7 @@ def quote_build(
     )
     daily_rate = _daily_rate(gpu=gpu, term_days=term_days)
     if available_units is None or largest_free_block is None:
-        shown = gpus_with_availability().get(pk=gpu.pk)
+        shown: Any = gpus_with_availability().get(pk=gpu.pk)  # annotated: mypy cannot see it
         available_units, largest_free_block = shown.available_units, shown.largest_free_block
     if quantity > available_units:
         raise OrderError(

@@ -107,7 +107,9 @@ def _attempt(task, step, order_id: int, attempt: int) -> bool:
         return step(order=order)
     except ProvisioningError as error:
         if attempt >= settings.PROVISIONING_ATTEMPTS:
-            order_provisioning_flag(order=order, reason=str(error), attempts=attempt)
+            order_provisioning_flag(
+                order=order, reason=error.reason, detail=error.detail, attempts=attempt
+            )
             return False
         countdown = settings.PROVISIONING_RETRY_SECONDS * 2 ** (attempt - 1)
         task.apply_async((order_id, attempt + 1), countdown=countdown)

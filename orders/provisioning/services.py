@@ -30,7 +30,13 @@ Kind = OrderEvent.Kind
 
 
 class ProvisioningError(Exception):
-    """A step failed in a way worth retrying, then worth flagging: the reason is for staff."""
+    """A step failed in a way worth retrying, then worth flagging. `reason` (translatable,
+    no internals) is what the customer's timeline and webhooks say; `detail` (addresses,
+    the script's error) is for staff only."""
+
+    def __init__(self, reason: str, detail: str = ""):
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason, self.detail = reason, detail
 
 
 class ProvisioningRefused(Exception):
@@ -62,9 +68,9 @@ def _run(host: Host, args: list[str], stdin: str = "") -> dict:
     try:
         return host_script_run(host=host, args=args, stdin=stdin)
     except HostUnreachable as error:
-        raise ProvisioningError(gettext_noop("host unreachable") + f": {error}") from error
+        raise ProvisioningError(gettext_noop("host unreachable"), str(error)) from error
     except HostScriptError as error:
-        raise ProvisioningError(gettext_noop("script error") + f": {error}") from error
+        raise ProvisioningError(gettext_noop("script error"), str(error)) from error
 
 
 def order_provision(*, order: Order) -> bool:
@@ -75,7 +81,9 @@ def order_provision(*, order: Order) -> bool:
         hold = order_provisioning_hold(order=order)
         if hold:
             # A payment problem (flagged by payments) waits for staff, as with manual hosts.
-            order_provisioning_flag(order=order, reason=str(hold))
+            order_provisioning_flag(
+                order=order, reason=gettext_noop("payment needs attention"), detail=str(hold)
+            )
             return False
         if not order_transition(
             order=order, to=S.PROVISIONING, actor=Actor.SYSTEM, reason=gettext_noop("paid")
@@ -151,18 +159,22 @@ def order_environment_confirm(*, order: Order, actor_user: User) -> bool:
     return True
 
 
-def order_provisioning_flag(*, order: Order, reason: str, attempts: int = 0) -> None:
-    """Retries are spent (or provisioning may not start): staff see why, the customer sees
-    that the store is on it."""
+def order_provisioning_flag(
+    *, order: Order, reason: str, detail: str = "", attempts: int = 0
+) -> None:
+    """Retries are spent (or provisioning may not start): staff see why (`detail` in the
+    admin), the customer sees that the store is on it and the short `reason`."""
+    problem = (f"{reason}: {detail}" if detail else reason)[:255]
     with transaction.atomic():
-        Order.objects.filter(pk=order.pk).update(provisioning_problem=reason[:255])
-        order.provisioning_problem = reason[:255]
+        Order.objects.filter(pk=order.pk).update(provisioning_problem=problem)
+        order.provisioning_problem = problem
+        data: dict[str, object] = {"attempts": attempts} if attempts else {}
         order_event_record(
             order=order,
             kind=Kind.PROVISIONING_FAILED,
             actor=Actor.SYSTEM,
             reason=reason,
-            data={"attempts": attempts} if attempts else {},
+            data={**data, "detail": detail} if detail else data,
         )
 
 

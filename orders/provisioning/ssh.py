@@ -29,6 +29,10 @@ def _reason(text: str) -> str:
     return " ".join(text.split())[:MAX_REASON]
 
 
+def _text(output: str | bytes | None) -> str:
+    return output.decode(errors="replace") if isinstance(output, bytes) else output or ""
+
+
 async def _run(host: Host, command: str, stdin: str) -> asyncssh.SSHCompletedProcess:
     if not settings.PROVISIONING_KEY_FILE or not settings.PROVISIONING_KNOWN_HOSTS:
         raise HostUnreachable("no provisioning key or known_hosts file configured")
@@ -54,11 +58,11 @@ def host_script_run(*, host: Host, args: list[str], stdin: str = "") -> dict:
     except (OSError, asyncssh.Error, TimeoutError, ValueError) as error:
         raise HostUnreachable(_reason(f"{host.ssh_host}:{host.ssh_port}: {error}")) from error
     if result.exit_status != 0:
-        raise HostScriptError(_reason(str(result.stderr) or f"exit {result.exit_status}"))
+        raise HostScriptError(_reason(_text(result.stderr) or f"exit {result.exit_status}"))
     try:
-        answer = json.loads(str(result.stdout))
+        answer = json.loads(_text(result.stdout))
     except ValueError as error:
-        raise HostScriptError(_reason(f"not JSON: {result.stdout}")) from error
+        raise HostScriptError(_reason(f"not JSON: {_text(result.stdout)}")) from error
     if not isinstance(answer, dict):
         raise HostScriptError("not a JSON object")
     return answer

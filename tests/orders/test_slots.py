@@ -248,3 +248,50 @@ def test_the_data_migration_turns_todays_stock_into_hosts_with_the_same_figures(
     assert sorted(holds.values_list("index", flat=True)) == [0, 1, 2, 3]
     for order in Order.objects.filter(gpu_id=old_gpu.pk):
         assert order.slot_holds.count() == (order.quantity if order.status != "expired" else 0)
+
+
+@pytest.mark.django_db
+def test_a_fresh_seeded_catalog_gets_one_host_per_gpu_with_the_seeded_stock():
+    from django.core.management import call_command
+
+    from catalog.models import GpuModel
+    from catalog.seed_data import GPUS
+
+    call_command("seed_catalog", verbosity=0)
+    for entry in GPUS:
+        gpu = GpuModel.objects.get(slug=entry["slug"])
+        assert [(host.name, host.gpu_count) for host in gpu.hosts.all()] == [
+            (f"{entry['slug']}-1", entry["units_total"])
+        ]
+        assert gpu_available_units(gpu=gpu) == gpu.units_total == entry["units_total"]
+
+
+@pytest.mark.django_db
+def test_staff_cannot_shrink_a_host_under_a_held_slot_and_stock_follows_host_edits(
+    client, staff, two_hosts
+):
+    OrderFactory(gpu=two_hosts, quantity=4, status=S.PAID)  # holds big:0..3
+    big = Host.objects.get(name="big")
+    form = {
+        "name": "big",
+        "gpu": two_hosts.pk,
+        "gpu_count": 2,
+        "region": "Paris",
+        "is_active": "on",
+        "ssh_host": big.ssh_host,
+        "ssh_port": 22,
+        "provisioning": "manual",
+        "provisioning_user": "root",
+        "holds-TOTAL_FORMS": 0,
+        "holds-INITIAL_FORMS": 0,
+    }
+    client.force_login(staff)
+    refused = client.post(f"/admin/orders/host/{big.pk}/change/", form)
+    assert refused.status_code == 200
+    assert Host.objects.get(pk=big.pk).gpu_count == 4
+
+    response = client.post(f"/admin/orders/host/{big.pk}/change/", {**form, "gpu_count": 10})
+    assert response.status_code == 302
+    two_hosts.refresh_from_db()
+    assert two_hosts.units_total == 12
+    assert gpu_available_units(gpu=two_hosts) == 8
