@@ -42,7 +42,7 @@ run: deps compilemessages
 # download its own here), docker-compose to validate docker-compose.yml, gettext for
 # the translations, ssh-keygen to check SSH key fingerprints against OpenSSH's own.
 # Each entry is command:package.
-SYSTEM_PACKAGES := chromium:chromium docker-compose:docker-compose msgfmt:gettext java:default-jre-headless ssh-keygen:openssh-client
+SYSTEM_PACKAGES := chromium:chromium docker-compose:docker-compose msgfmt:gettext java:default-jre-headless ssh-keygen:openssh-client sshd:openssh-server
 system-packages:
 	@missing=""; for entry in $(SYSTEM_PACKAGES); do \
 		command -v $${entry%%:*} >/dev/null || missing="$$missing $${entry##*:}"; done; \

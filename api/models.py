@@ -60,6 +60,11 @@ class WebhookEvent(models.TextChoices):
     ORDER_REFUND_SENT = "order.refund_sent", _("Refund sent, checking on chain")
     ORDER_REFUND_CONFIRMED = "order.refund_confirmed", _("Refund confirmed on chain")
     ORDER_REFUND_REJECTED = "order.refund_rejected", _("Refund transaction refused")
+    ORDER_PROVISIONING = "order.provisioning", _("Host preparation")
+    ORDER_PROVISIONING_FAILED = "order.provisioning_failed", _("Host preparation failed")
+    ORDER_ENVIRONMENT_CONFIRMED = "order.environment_confirmed", _("Custom environment confirmed")
+    ORDER_ACCESS_REVOKED = "order.access_revoked", _("Access revoked")
+    ORDER_DATA_PURGED = "order.data_purged", _("Rental data removed")
     ORDER_NOTE = "order.note", _("Note")
 
 

@@ -8,7 +8,7 @@ from accounts.selectors import email_verified_subquery
 from accounts.services import api_key_hash
 from catalog.models import Environment, GpuModel
 from catalog.selectors import active_environments
-from orders.models import Order
+from orders.models import Order, SlotHold
 from orders.stock import gpus_with_availability
 from payments.models import Asset
 from payments.refunds.models import Refund
@@ -51,6 +51,7 @@ def api_orders_for_user(*, user: User, status: str | None = None) -> QuerySet[Or
         .prefetch_related(
             "events",
             "ssh_keys",
+            Prefetch("slot_holds", queryset=SlotHold.objects.select_related("host")),
             Prefetch("invoices", queryset=invoices_with_progress()),
             Prefetch("refunds", queryset=refunds_with_facts()),
         )

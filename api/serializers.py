@@ -6,6 +6,7 @@ from rest_framework import serializers
 from api.selectors import order_payment, order_refund
 from orders.journal import journal_data, order_journal
 from orders.models import Order, OrderEvent, OrderStatus
+from orders.slots import slots_by_host
 from payments.models import Invoice, Transfer
 from payments.refunds.models import REJECTIONS, Refund, RefundStatus
 from payments.refunds.selectors import refund_address_display
@@ -171,6 +172,16 @@ class JournalOutputSerializer(serializers.Serializer):
         ref_name = "Journal"
 
 
+class SlotsOutputSerializer(serializers.Serializer):
+    host = serializers.CharField(help_text="Host name.")
+    gpus = serializers.ListField(
+        child=serializers.IntegerField(), help_text="GPU indices on that host (CUDA order)."
+    )
+
+    class Meta:
+        ref_name = "Slots"
+
+
 class OrderOutputSerializer(serializers.Serializer):
     number = serializers.CharField(help_text="The order number: your reference everywhere.")
     status = serializers.ChoiceField(choices=OrderStatus.choices)
@@ -195,6 +206,10 @@ class OrderOutputSerializer(serializers.Serializer):
         help_text="Ids of the SSH keys installed on the machines (`GET /ssh-keys/`)."
     )
     events = OrderEventOutputSerializer(many=True, help_text="The timeline, oldest first.")
+    slots = serializers.SerializerMethodField(
+        help_text="The GPUs the order holds, by host (one host when one had enough free); "
+        "after the order ends, the ones it held last."
+    )
     access = serializers.SerializerMethodField(
         help_text="How to reach the machines; null until the order is active."
     )
@@ -221,6 +236,11 @@ class OrderOutputSerializer(serializers.Serializer):
 
     def get_ssh_keys(self, order: Order) -> list[int]:
         return [key.pk for key in order.ssh_keys.all()]
+
+    @extend_schema_field(SlotsOutputSerializer(many=True))
+    def get_slots(self, order: Order) -> list[dict]:
+        grouped = slots_by_host(order.slot_holds.all())
+        return [{"host": host, "gpus": gpus} for host, gpus in grouped.items()]
 
     @extend_schema_field(AccessOutputSerializer(allow_null=True))
     def get_access(self, order: Order) -> dict | None:

@@ -24,6 +24,7 @@ class OversellResult:
     refused: int = 0
     failed: list[str] = field(default_factory=list)
     units_held: int = 0
+    slots_held_twice: int = 0
     elapsed: float = 0.0
     sold_out_after: float = 0.0  # when the last successful order committed
 
@@ -87,10 +88,11 @@ def oversell_run(
 ) -> OversellResult:
     """`attempts` orders of one unit by `concurrency` buyers at once, on a new GPU."""
     from django.db import connections
+    from django.db.models import Count
 
     from accounts.models import User
     from catalog.models import Environment
-    from orders.models import Order
+    from orders.models import Order, SlotHold
     from orders.stock import gpus_with_availability
     from tests.factories import GpuModelFactory
 
@@ -151,4 +153,12 @@ def oversell_run(
     shown = gpus_with_availability().get(pk=gpu.pk).units_held
     stored = sum(Order.objects.filter(gpu=gpu).values_list("quantity", flat=True))
     result.units_held = max(shown, stored)
+    # The constraint makes this 0 by construction; counted so the row proves it.
+    result.slots_held_twice = (
+        SlotHold.objects.filter(host__gpu=gpu, released_at__isnull=True)
+        .values("host", "index")
+        .annotate(holders=Count("pk"))
+        .filter(holders__gt=1)
+        .count()
+    )
     return result

@@ -61,7 +61,9 @@ class GpuModelAdmin(RefreshesCatalogPages, TranslationAdmin):
         "is_active",
         "display_order",
     ]
-    list_editable = ["units_total", "is_active", "display_order"]
+    list_editable = ["is_active", "display_order"]
+    # Stock is the slots of active hosts: staff change it by editing hosts (orders).
+    readonly_fields = ["units_total"]
     list_filter = ["is_active", "architecture", "form_factor"]
     search_fields = ["name", "slug", "architecture"]
     prepopulated_fields = {"slug": ["name"]}

@@ -2,7 +2,8 @@
 AppConfig.ready() (catalog imports no app above it).
 
 Units are held by orders: orders registers the annotation that counts them. With none
-registered, every unit is shown free.
+registered, every unit is shown free. Units live in hosts, which orders owns too: the seed
+tells it which GPU models it created.
 """
 
 from collections.abc import Callable
@@ -15,6 +16,9 @@ from rental.hooks import Hooks
 # annotate(gpus=) -> `gpus` annotated with `units_held` and `available_units`, in the same
 # query. One app holds units; the first registered annotation is the one applied.
 availability: Hooks[Callable[..., QuerySet[GpuModel]]] = Hooks()
+# seeded(gpu=, units=) for each GPU model the seed creates, with its seeded stock: the app
+# that turns stock into machines (orders' hosts) creates them.
+seeded: Hooks[Callable[..., object]] = Hooks()
 
 
 def availability_annotate(gpus: QuerySet[GpuModel]) -> QuerySet[GpuModel]:

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from catalog import seed_data
+from catalog import hooks, seed_data
 from catalog.models import AdviceSection, Alternative, Environment, GpuModel, TermPrice
 from catalog.pagecache import catalog_changed
 
@@ -59,6 +59,9 @@ def catalog_seed(
                 },
             )
             gpus_created += created
+            if created:
+                for seed_hosts in hooks.seeded:
+                    seed_hosts(gpu=gpu, units=entry["units_total"])
             by_slug[gpu.slug] = gpu
             for term_days, daily_rate in entry["prices"].items():
                 _price, created = TermPrice.objects.get_or_create(

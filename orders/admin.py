@@ -7,8 +7,10 @@ from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
 from orders import services
-from orders.forms import ActivateForm, OptionalReasonForm, ReasonForm
+from orders.admin_hosts import OrderSlotInline
+from orders.forms import ActivateForm, MoveHostForm, OptionalReasonForm, ReasonForm
 from orders.models import ALLOWED_TRANSITIONS, Order, OrderEvent, OrderStatus
+from orders.provisioning import services as provisioning
 from orders.transitions import TransitionNotAllowed
 
 S = OrderStatus
@@ -43,13 +45,60 @@ def _refund(order, user, data):
     return services.order_refund(order=order, actor_user=user, reason=data["reason"])
 
 
-# Staff actions: (label, target status, form, service call). All go through the state machine.
+def _retry(order, user, data):
+    provisioning.order_provisioning_retry(order=order, actor_user=user)
+    return True
+
+
+def _move(order, user, data):
+    provisioning.order_host_move(order=order, host=data["host"], actor_user=user)
+    return True
+
+
+def _confirm_environment(order, user, data):
+    return provisioning.order_environment_confirm(order=order, actor_user=user)
+
+
+def _moves_to(status):
+    return lambda order: status in ALLOWED_TRANSITIONS[S(order.status)]
+
+
+def _access_pending(order) -> bool:
+    return order.status in (S.PAID, S.PROVISIONING) and not order.access_host
+
+
+def _retryable(order) -> bool:
+    return _access_pending(order) and provisioning.order_is_automatic(order=order)
+
+
+def _environment_unconfirmed(order) -> bool:
+    return (
+        order.status == S.PROVISIONING
+        and order.environment.requires_details
+        and order.environment_confirmed_at is None
+    )
+
+
+# Staff actions: (label, offered when, form, service call). All go through the state machine.
 STAFF_ACTIONS = {
-    "provision": (_("Start provisioning"), S.PROVISIONING, OptionalReasonForm, _provision),
-    "activate": (_("Activate with access details"), S.ACTIVE, ActivateForm, _activate),
-    "complete": (_("Complete"), S.COMPLETED, OptionalReasonForm, _complete),
-    "cancel": (_("Cancel"), S.CANCELLED, ReasonForm, _cancel),
-    "refund": (_("Refund"), S.REFUNDED, ReasonForm, _refund),
+    "provision": (
+        _("Start provisioning"),
+        _moves_to(S.PROVISIONING),
+        OptionalReasonForm,
+        _provision,
+    ),
+    "retry": (_("Retry automatic provisioning"), _retryable, OptionalReasonForm, _retry),
+    "move": (_("Move to another host"), _access_pending, MoveHostForm, _move),
+    "confirm_environment": (
+        _("Confirm the custom environment"),
+        _environment_unconfirmed,
+        OptionalReasonForm,
+        _confirm_environment,
+    ),
+    "activate": (_("Activate with access details"), _moves_to(S.ACTIVE), ActivateForm, _activate),
+    "complete": (_("Complete"), _moves_to(S.COMPLETED), OptionalReasonForm, _complete),
+    "cancel": (_("Cancel"), _moves_to(S.CANCELLED), ReasonForm, _cancel),
+    "refund": (_("Refund"), _moves_to(S.REFUNDED), ReasonForm, _refund),
 }
 
 
@@ -91,7 +140,7 @@ class OrderAdmin(admin.ModelAdmin):
     search_fields = ["number", "user__email", "user__last_name"]
     list_select_related = ["user", "gpu"]
     date_hierarchy = "created_at"
-    inlines = [OrderEventInline]
+    inlines = [OrderSlotInline, OrderEventInline]
     fieldsets = [
         (None, {"fields": ["number", "user", "status", "staff_actions"]}),
         (
@@ -119,6 +168,10 @@ class OrderAdmin(admin.ModelAdmin):
                     "access_port",
                     "access_user",
                     "access_notes",
+                    "provisioning_problem",
+                    "environment_confirmed_at",
+                    "access_revoked_at",
+                    "data_purged_at",
                 ]
             },
         ),
@@ -135,11 +188,10 @@ class OrderAdmin(admin.ModelAdmin):
 
     @admin.display(description=_("Actions"))
     def staff_actions(self, obj: Order):
-        allowed = ALLOWED_TRANSITIONS[S(obj.status)]
         links = [
             (reverse("admin:orders_order_action", args=[obj.pk, key]), label)
-            for key, (label, target, _form, _call) in STAFF_ACTIONS.items()
-            if target in allowed
+            for key, (label, offered, _form, _call) in STAFF_ACTIONS.items()
+            if offered(obj)
         ]
         if not links:
             return "—"
@@ -163,12 +215,16 @@ class OrderAdmin(admin.ModelAdmin):
         order = get_object_or_404(Order, pk=object_id)
         if not self.has_change_permission(request, order):
             raise PermissionDenied
-        label, _target, form_class, call = STAFF_ACTIONS[action]
+        label, _offered, form_class, call = STAFF_ACTIONS[action]
         form = form_class(request.POST or None)
         if request.method == "POST" and form.is_valid():
             try:
                 done = call(order, request.user, form.cleaned_data)
-            except (services.OrderError, TransitionNotAllowed) as error:
+            except (
+                services.OrderError,
+                TransitionNotAllowed,
+                provisioning.ProvisioningRefused,
+            ) as error:
                 self.message_user(request, str(error), messages.ERROR)
             else:
                 if done:

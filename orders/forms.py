@@ -9,6 +9,7 @@ from catalog.formatting import money, per_hour
 from catalog.forms import NumberInput
 from catalog.models import TERM_CHOICES
 from catalog.selectors import active_environments
+from orders.models import Host
 from orders.services import MAX_ENVIRONMENT_DETAILS, MAX_QUANTITY
 
 
@@ -123,4 +124,12 @@ class ActivateForm(forms.Form):
         required=False,
         max_length=4000,
         widget=forms.Textarea(attrs={"rows": 4}),
+    )
+
+
+class MoveHostForm(forms.Form):
+    host = forms.ModelChoiceField(
+        label=_("Host"),
+        queryset=Host.objects.filter(is_active=True).select_related("gpu"),
+        help_text=_("An active host of the order's GPU model with enough free GPUs."),
     )

@@ -31,6 +31,9 @@ funds_received_checks: Hooks[Callable[..., bool]] = Hooks()
 # record(order=) once staff refunded a paid order, in that transaction: what was received is
 # owed back (payments holds the money, so it records the refund).
 refund_records: Hooks[Callable[..., object]] = Hooks()
+# keys(order=) -> the OpenSSH public key lines of the order, installed on its hosts by
+# automatic provisioning (the app that stores customers' keys answers; all answers add up).
+public_key_sources: Hooks[Callable[..., list[str]]] = Hooks()
 # section(order=) -> the PageSection the app adds to the order page, in registration order.
 page_sections: Hooks[Callable[..., PageSection]] = Hooks()
 # section(order=) -> what the app adds to the order's e-mails (a text template), or None.
@@ -52,6 +55,10 @@ def order_funds_received(*, order: Order) -> bool:
 def order_refund_record(*, order: Order) -> None:
     for record in refund_records:
         record(order=order)
+
+
+def order_public_keys(*, order: Order) -> list[str]:
+    return [key for source in public_key_sources for key in source(order=order)]
 
 
 def order_page_sections(

@@ -89,6 +89,14 @@ class Order(models.Model):
     ssh_keys = models.ManyToManyField(
         "accounts.SshKey", blank=True, related_name="orders", verbose_name=_("SSH keys")
     )
+    # Automatic provisioning (orders.provisioning): why it is stuck, for staff and the customer;
+    # a custom environment's staff go-ahead; when access was revoked and its data removed.
+    provisioning_problem = models.CharField(_("provisioning problem"), max_length=255, blank=True)
+    environment_confirmed_at = models.DateTimeField(
+        _("environment confirmed"), null=True, blank=True
+    )
+    access_revoked_at = models.DateTimeField(_("access revoked"), null=True, blank=True)
+    data_purged_at = models.DateTimeField(_("data removed"), null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -135,6 +143,11 @@ class OrderEvent(models.Model):
         REFUND_SENT = "refund_sent", _("Refund sent, checking on chain")
         REFUND_CONFIRMED = "refund_confirmed", _("Refund confirmed on chain")
         REFUND_REJECTED = "refund_rejected", _("Refund transaction refused")
+        PROVISIONING = "provisioning", _("Host preparation")
+        PROVISIONING_FAILED = "provisioning_failed", _("Host preparation failed")
+        ENVIRONMENT_CONFIRMED = "environment_confirmed", _("Custom environment confirmed")
+        ACCESS_REVOKED = "access_revoked", _("Access revoked")
+        DATA_PURGED = "data_purged", _("Rental data removed")
         NOTE = "note", _("Note")
 
     class Actor(models.TextChoices):
@@ -177,3 +190,7 @@ class OrderEvent(models.Model):
         if self.kind == self.Kind.STATUS:
             return f"{self.order_id}: {self.old_status or '∅'} → {self.new_status}"
         return f"{self.order_id}: {self.kind}"
+
+
+# Hosts and slots live in their own module; Django finds models through this one.
+from orders.hosts import Host, SlotHold  # noqa: E402, F401

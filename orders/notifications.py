@@ -18,6 +18,7 @@ ENDING_SOON = "ending_soon"
 KIND_EMAILS = {
     OrderEvent.Kind.REFUND_OWED: "refund_owed",
     OrderEvent.Kind.REFUND_CONFIRMED: "refund_confirmed",
+    OrderEvent.Kind.PROVISIONING_FAILED: "provisioning_delayed",
 }
 
 

@@ -114,3 +114,8 @@ def order_page_context(*, order: Order) -> dict:
         "timeline": order_timeline(order=order, events=events),
         "is_final": order_is_final(order=order),
     }
+
+
+def order_public_keys(*, order: Order) -> list[str]:
+    """The public keys the order names (accounts' SSH keys), as its machines install them."""
+    return [key.public_key for key in order.ssh_keys.all()]

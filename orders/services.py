@@ -5,6 +5,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
+from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -22,7 +23,7 @@ from orders.hooks import (
     order_refund_record,
 )
 from orders.models import Order, OrderEvent, OrderStatus
-from orders.stock import gpu_available_units
+from orders.stock import gpus_with_availability, order_slots_take
 from orders.transitions import order_event_record, order_transition
 
 Actor = OrderEvent.Actor
@@ -52,6 +53,12 @@ class Quote:
     total: Decimal
     currency: str
     available_units: int
+    # The most GPUs one machine can give now: a larger quantity spans machines.
+    largest_free_block: int
+
+    @property
+    def spans_hosts(self) -> bool:
+        return self.quantity > self.largest_free_block
 
     @property
     def days(self) -> int:
@@ -105,6 +112,7 @@ def quote_build(
     term_days: int,
     environment_details: str = "",
     available_units: int | None = None,
+    largest_free_block: int | None = None,
     details_required: bool = True,
 ) -> Quote:
     """The price of a configuration; the configurator page, the API and order_create share it.
@@ -122,8 +130,9 @@ def quote_build(
         details_required=details_required,
     )
     daily_rate = _daily_rate(gpu=gpu, term_days=term_days)
-    if available_units is None:
-        available_units = gpu_available_units(gpu=gpu)
+    if available_units is None or largest_free_block is None:
+        shown: Any = gpus_with_availability().get(pk=gpu.pk)  # annotated: mypy cannot see it
+        available_units, largest_free_block = shown.available_units, shown.largest_free_block
     if quantity > available_units:
         raise OrderError(
             ngettext_lazy(
@@ -144,6 +153,7 @@ def quote_build(
         total=daily_rate * term_days * quantity,
         currency=settings.STORE_CURRENCY,
         available_units=available_units,
+        largest_free_block=largest_free_block,
     )
 
 
@@ -189,10 +199,10 @@ def order_create(
     actor: str = Actor.CUSTOMER,
     form_token: str = "",
 ) -> Order:
-    """Store an order whose units are held until its payment deadline.
+    """Store an order holding concrete slots until its payment deadline.
 
-    The GPU row is locked while availability is re-checked, so two buyers of the last
-    unit are served one after the other and the second one is refused.
+    The GPU row is locked while availability is re-checked and slots are chosen, so two buyers
+    of the last unit are served one after the other and the second one is refused.
 
     A `form_token` already used returns the order it placed: the same form sent twice is
     one order. The GPU lock serialises two sends of one form (they order the same GPU), so
@@ -242,6 +252,8 @@ def order_create(
                 continue  # the random number was taken: draw another
         else:
             raise RuntimeError("Could not draw a free order number.")
+        if not order_slots_take(order=order, gpu=locked_gpu):
+            raise RuntimeError("Slots counted free under the GPU lock could not be held.")
         keys = _order_ssh_keys(user=user, ssh_key_ids=ssh_key_ids)
         if not keys and order_keys_required(order=order):
             raise OrderError(

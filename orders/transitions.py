@@ -7,7 +7,8 @@ from django.utils import timezone
 
 from accounts.models import User
 from catalog.pagecache import catalog_changed
-from orders.models import ALLOWED_TRANSITIONS, Order, OrderEvent, OrderStatus
+from orders.models import ALLOWED_TRANSITIONS, HOLDING_STATUSES, Order, OrderEvent, OrderStatus
+from orders.slots import slots_release
 from orders.tasks import order_event_dispatch_task
 from rental.celery import enqueue_after_commit
 
@@ -74,6 +75,10 @@ def order_transition(
         if updated != 1:
             return False
         catalog_changed()  # units held or freed: the availability shown changes
+        if old in HOLDING_STATUSES and to not in HOLDING_STATUSES:
+            # Expiry, cancellation, completion (early stop included), refund: the slots are
+            # free for the next buyer as this transaction commits, never before.
+            slots_release(order=order)
         event = OrderEvent.objects.create(
             order=order,
             kind=OrderEvent.Kind.STATUS,

@@ -72,6 +72,7 @@ def _quote_for(form: ConfigureForm, gpu, *, details_required: bool):
             term_days=data["term"],
             environment_details=data["environment_details"],
             available_units=gpu.available_units,
+            largest_free_block=gpu.largest_free_block,
             details_required=details_required,
         )
     except OrderError as error:

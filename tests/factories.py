@@ -7,7 +7,8 @@ from django.utils import timezone
 
 from accounts.models import User
 from catalog.models import Environment, GpuModel, TermPrice
-from orders.models import Order
+from orders.models import HOLDING_STATUSES, Host, Order
+from orders.slots import Slot, free_slots, slots_hold
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -61,6 +62,27 @@ class GpuModelFactory(factory.django.DjangoModelFactory):
                 gpu=obj, term_days=days, defaults={"daily_rate": rate}
             )
 
+    @factory.post_generation
+    def host(obj, create, extracted, **kwargs):
+        """`units_total` GPUs in one manual host, as the data migration turns stock into."""
+        if create and obj.units_total and not obj.hosts.exists():
+            HostFactory(gpu=obj, gpu_count=obj.units_total)
+
+
+class HostFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Host
+
+    name = factory.Sequence(lambda n: f"test-host-{n}")
+    region = "Paris"
+    gpu = factory.SubFactory(GpuModelFactory, units_total=0)
+    gpu_count = 8
+    vcpus = 64
+    ram_gb = 512
+    disk_gb = 4000
+    network = "25 Gbit/s"
+    ssh_host = "gpu.example.test"
+
 
 class EnvironmentFactory(factory.django.DjangoModelFactory):
     class Meta:
@@ -78,6 +100,7 @@ class OrderFactory(factory.django.DjangoModelFactory):
 
     class Meta:
         model = Order
+        skip_postgeneration_save = True
 
     number = factory.Sequence(lambda n: f"LG-TEST-{n:04d}")
     user = factory.SubFactory(UserFactory)
@@ -90,3 +113,14 @@ class OrderFactory(factory.django.DjangoModelFactory):
     currency = "EUR"
     status = Order.Status.AWAITING_PAYMENT
     payment_deadline = factory.LazyFunction(lambda: timezone.now() + timedelta(minutes=30))
+
+    @factory.post_generation
+    def slots(obj, create, extracted, **kwargs):
+        """A holding order holds slots, as order_create would give it (as many as are free:
+        a test may overbook on purpose)."""
+        if not create or obj.status not in HOLDING_STATUSES:
+            return
+        free = [(host, i) for host, indices in free_slots(gpu=obj.gpu).items() for i in indices][
+            : obj.quantity
+        ]
+        slots_hold(order=obj, slots=[Slot(host, i) for host, i in free])

@@ -16,6 +16,7 @@ GPU_EXAMPLE = {
     "memory_gb": 80,
     "form_factor": "sxm",
     "available_units": 6,
+    "machine": {"vcpus": 32, "ram_gb": 256, "disk_gb": 2000, "region": "Paris"},
     "currency": "EUR",
     "prices": [
         {"term_days": 3, "daily_rate": "79.00", "hourly_rate": "3.29", "total_per_gpu": "237.00"},
@@ -42,6 +43,22 @@ class TermPriceSerializer(serializers.Serializer):
         ref_name = "TermPrice"
 
 
+class MachineOutputSerializer(serializers.Serializer):
+    """The smallest machine of the model: an order gets at least this, whichever host."""
+
+    vcpus = serializers.IntegerField(source="machine_vcpus", allow_null=True)
+    ram_gb = serializers.IntegerField(source="machine_ram_gb", allow_null=True)
+    disk_gb = serializers.IntegerField(
+        source="machine_disk_gb", allow_null=True, help_text="NVMe disk."
+    )
+    region = serializers.CharField(
+        source="machine_regions", allow_null=True, help_text="Regions, comma separated."
+    )
+
+    class Meta:
+        ref_name = "Machine"
+
+
 class GpuOutputSerializer(serializers.Serializer):
     slug = serializers.SlugField()
     name = serializers.CharField()
@@ -49,6 +66,9 @@ class GpuOutputSerializer(serializers.Serializer):
     memory_gb = serializers.IntegerField()
     form_factor = serializers.CharField(help_text="`sxm` or `pcie`.")
     available_units = serializers.IntegerField(help_text="Units free to order right now.")
+    machine = MachineOutputSerializer(
+        source="*", help_text="From: the smallest machine hosting this model (null specs unknown)."
+    )
     currency = serializers.SerializerMethodField(help_text="Currency of the prices.")
     prices = TermPriceSerializer(many=True)
 

@@ -36,3 +36,15 @@ def html_datetime(value: datetime | None) -> str:
     if value is None:
         return ""
     return localtime(value).replace(microsecond=0).isoformat()
+
+
+@register.filter
+def machine_specs(gpu) -> str:
+    """ "From 32 vCPU, 256 GB of RAM, 2 TB NVMe, region Paris": the smallest machine of the
+    model, as the app that owns hosts annotates it (`machine_*`); empty without hosts."""
+    return formatting.machine_specs(
+        vcpus=getattr(gpu, "machine_vcpus", None),
+        ram_gb=getattr(gpu, "machine_ram_gb", None),
+        disk_gb=getattr(gpu, "machine_disk_gb", None),
+        regions=getattr(gpu, "machine_regions", None),
+    )

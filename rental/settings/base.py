@@ -286,13 +286,39 @@ CELERY_TASK_ROUTES = {
     "payments.tasks.refunds_verify_pending_task": {"queue": "chain"},
     # Outbound HTTP to customers' servers.
     "api.tasks.webhook_delivery_attempt_task": {"queue": "webhooks"},
+    # Outbound SSH to GPU hosts: a host slow to answer never delays e-mails or crediting.
+    "orders.tasks.order_provision_task": {"queue": "hosts"},
+    "orders.tasks.order_access_revoke_task": {"queue": "hosts"},
+    "orders.tasks.rentals_purge_task": {"queue": "hosts"},
     # Everything else (order events, e-mails, sweeps, rates) goes to the default queue.
 }
+# Automatic provisioning of `ssh` hosts (orders.provisioning). The store's private key is a
+# file named here, never in the database; the hosts' keys are checked against a known_hosts
+# file. Without a key file, `ssh` hosts are flagged for staff instead of provisioned.
+PROVISIONING_KEY_FILE = env("LOCAGPU_PROVISIONING_KEY_FILE", default="")
+PROVISIONING_KNOWN_HOSTS = env("LOCAGPU_PROVISIONING_KNOWN_HOSTS", default="")
+PROVISIONING_CONNECT_TIMEOUT = env.float("LOCAGPU_PROVISIONING_CONNECT_TIMEOUT", default=10.0)
+# Unix accounts are named <prefix><order number>; tests use their own prefix and remove them.
+HOST_ACCOUNT_PREFIX = env("LOCAGPU_HOST_ACCOUNT_PREFIX", default="lg-")
+# Attempts before a provisioning or revocation is flagged for staff, and the first back-off
+# (doubled each time: 5 s, 10 s, 20 s, 40 s...).
+PROVISIONING_ATTEMPTS = 5
+PROVISIONING_RETRY_SECONDS = 5
+# After the term, a rental's files stay this long (locked account) before the purge removes
+# them: time to ask for a last download.
+RENTAL_DATA_RETENTION_DAYS = env.int("LOCAGPU_RENTAL_DATA_RETENTION_DAYS", default=7)
+
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "orders-expire-unpaid": {"task": "orders.tasks.orders_expire_task", "schedule": 30.0},
     "orders-complete-ended": {"task": "orders.tasks.orders_complete_task", "schedule": 60.0},
     "orders-warn-ending": {"task": "orders.tasks.orders_warn_ending_task", "schedule": 300.0},
+    # Rental accounts whose data is past its retention are removed from their hosts.
+    "orders-purge-rentals": {
+        "task": "orders.tasks.rentals_purge_task",
+        "schedule": 3600.0,
+        "options": {"expires": 3600.0},
+    },
     # Order events whose dispatch could not be queued (broker down) or was lost with it.
     "orders-dispatch-pending": {
         "task": "orders.tasks.orders_dispatch_pending_task",

@@ -18,6 +18,7 @@ def test_gpus_list_live_availability_and_prices(api, gpu):
             "memory_gb": 80,
             "form_factor": "sxm",
             "available_units": 5,
+            "machine": {"vcpus": 64, "ram_gb": 512, "disk_gb": 4000, "region": "Paris"},
             "currency": "EUR",
             "prices": [
                 {

@@ -6,6 +6,7 @@ from django.utils import translation
 
 from catalog.models import GpuModel
 from catalog.templatetags.catalog_format import money
+from orders.models import Host
 from tests.catalog.conftest import SEEDED_SLUGS
 from tests.factories import OrderFactory
 
@@ -61,7 +62,7 @@ def test_held_units_are_not_shown_as_available(client, seeded_catalog):
 
 
 def test_a_sold_out_gpu_says_so(client, seeded_catalog):
-    GpuModel.objects.filter(slug="h200").update(units_total=0)
+    Host.objects.filter(gpu__slug="h200").update(is_active=False)
     page = client.get("/en/gpus/h200/").content.decode()
     assert "Out of stock right now" in page
 

@@ -1,0 +1,286 @@
+"""Provisioning writes: grant access when paid, revoke at the end, purge after the retention.
+
+No row lock or transaction is held while a host answers: the order moves before and after
+each SSH call, each move through the state machine (its conditional UPDATE settles races with
+staff or the beat). Every step is an order event: the customer's timeline, the admin's and
+the webhooks all see it."""
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
+
+from accounts.models import User
+from catalog.models import GpuModel
+from orders.hooks import order_provisioning_hold, order_public_keys
+from orders.hosts import Host
+from orders.models import Order, OrderEvent, OrderStatus
+from orders.provisioning.ssh import HostScriptError, HostUnreachable, host_script_run
+from orders.slots import Slot, free_slots, slots_by_host, slots_hold, slots_release
+from orders.tasks import order_provision_task
+from orders.transitions import order_event_record, order_transition
+from rental.celery import enqueue_after_commit
+
+S = OrderStatus
+Actor = OrderEvent.Actor
+Kind = OrderEvent.Kind
+
+
+class ProvisioningError(Exception):
+    """A step failed in a way worth retrying, then worth flagging. `reason` (translatable,
+    no internals) is what the customer's timeline and webhooks say; `detail` (addresses,
+    the script's error) is for staff only."""
+
+    def __init__(self, reason: str, detail: str = ""):
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason, self.detail = reason, detail
+
+
+class ProvisioningRefused(Exception):
+    """Staff asked for something the order's state does not allow (message for staff)."""
+
+
+def host_account(*, order: Order) -> str:
+    """The rental's Unix account: the prefix and the order number, lower case, no dashes."""
+    return settings.HOST_ACCOUNT_PREFIX + order.number.removeprefix("LG-").replace("-", "").lower()
+
+
+def order_hosts(*, order: Order) -> list[tuple[Host, list[int]]]:
+    """The hosts of the order with its GPU indices on each, from its current (or last) holds."""
+    holds = list(order.slot_holds.select_related("host"))
+    hosts = {hold.host.name: hold.host for hold in holds}
+    return [(hosts[name], indices) for name, indices in slots_by_host(holds).items()]
+
+
+def order_is_automatic(*, order: Order) -> bool:
+    hosts = order_hosts(order=order)
+    return bool(hosts) and all(host.provisioning == Host.Provisioning.SSH for host, _ in hosts)
+
+
+def _indices(indices: list[int]) -> str:
+    return ",".join(map(str, indices))
+
+
+def _run(host: Host, args: list[str], stdin: str = "") -> dict:
+    try:
+        return host_script_run(host=host, args=args, stdin=stdin)
+    except HostUnreachable as error:
+        raise ProvisioningError(gettext_noop("host unreachable"), str(error)) from error
+    except HostScriptError as error:
+        raise ProvisioningError(gettext_noop("script error"), str(error)) from error
+
+
+def order_provision(*, order: Order) -> bool:
+    """Grant the order's access on each of its hosts and activate it (or wait for staff to
+    confirm a custom environment). Safe to run again: the script is idempotent and a finished
+    order is left alone. Raises ProvisioningError for the task to retry. True once done."""
+    if order.status == S.PAID:
+        hold = order_provisioning_hold(order=order)
+        if hold:
+            # A payment problem (flagged by payments) waits for staff, as with manual hosts.
+            order_provisioning_flag(
+                order=order, reason=gettext_noop("payment needs attention"), detail=str(hold)
+            )
+            return False
+        if not order_transition(
+            order=order, to=S.PROVISIONING, actor=Actor.SYSTEM, reason=gettext_noop("paid")
+        ):
+            return False
+    if order.status != S.PROVISIONING or order.access_host:
+        return order.status == S.ACTIVE or bool(order.access_host)
+    keys = order_public_keys(order=order)
+    if not keys:
+        raise ProvisioningError(gettext_noop("the order has no SSH public key"))
+    user = host_account(order=order)
+    hosts = order_hosts(order=order)
+    for host, indices in hosts:
+        answer = _run(
+            host,
+            ["grant", user, _indices(indices), order.environment.slug, order.number],
+            stdin="\n".join(keys) + "\n",
+        )
+        order_event_record(
+            order=order,
+            kind=Kind.PROVISIONING,
+            actor=Actor.SYSTEM,
+            reason=gettext_noop("access granted on the host"),
+            data={"host": host.name, **answer},
+        )
+    first = hosts[0][0]
+    # An order spanning machines logs in to the first; the notes give the command for each.
+    every_host = [
+        f"{host.name}: ssh -p {host.ssh_port} {user}@{host.ssh_host} (GPU {_indices(indices)})"
+        for host, indices in hosts
+    ]
+    access = {
+        "access_host": first.ssh_host,
+        "access_port": first.ssh_port,
+        "access_user": user,
+        "access_notes": "\n".join(every_host) if len(hosts) > 1 else "",
+        "provisioning_problem": "",
+    }
+    if order.environment.requires_details and order.environment_confirmed_at is None:
+        # Ready on the host; a custom environment waits for staff to confirm it is installed.
+        Order.objects.filter(pk=order.pk, status=S.PROVISIONING).update(**access)
+        for name, value in access.items():
+            setattr(order, name, value)
+        return True
+    return _activate(order=order, fields=access, actor=Actor.SYSTEM, actor_user=None)
+
+
+def _activate(*, order: Order, fields: dict, actor: str, actor_user: User | None) -> bool:
+    now = timezone.now()
+    return order_transition(
+        order=order,
+        to=S.ACTIVE,
+        actor=actor,
+        actor_user=actor_user,
+        fields={**fields, "activated_at": now, "ends_at": now + timedelta(days=order.term_days)},
+    )
+
+
+def order_environment_confirm(*, order: Order, actor_user: User) -> bool:
+    """Staff confirm the custom environment is installed: the rental starts if its access is
+    ready, else as soon as provisioning finishes."""
+    if order.status != S.PROVISIONING:
+        raise ProvisioningRefused(_("Only an order being prepared waits for this confirmation."))
+    with transaction.atomic():
+        now = timezone.now()
+        Order.objects.filter(pk=order.pk).update(environment_confirmed_at=now)
+        order.environment_confirmed_at = now
+        order_event_record(
+            order=order, kind=Kind.ENVIRONMENT_CONFIRMED, actor=Actor.STAFF, actor_user=actor_user
+        )
+        if order.access_host:
+            return _activate(order=order, fields={}, actor=Actor.STAFF, actor_user=actor_user)
+    return True
+
+
+def order_provisioning_flag(
+    *, order: Order, reason: str, detail: str = "", attempts: int = 0
+) -> None:
+    """Retries are spent (or provisioning may not start): staff see why (`detail` in the
+    admin), the customer sees that the store is on it and the short `reason`."""
+    problem = (f"{reason}: {detail}" if detail else reason)[:255]
+    with transaction.atomic():
+        Order.objects.filter(pk=order.pk).update(provisioning_problem=problem)
+        order.provisioning_problem = problem
+        data: dict[str, object] = {"attempts": attempts} if attempts else {}
+        order_event_record(
+            order=order,
+            kind=Kind.PROVISIONING_FAILED,
+            actor=Actor.SYSTEM,
+            reason=reason,
+            data={**data, "detail": detail} if detail else data,
+        )
+
+
+def order_provisioning_retry(*, order: Order, actor_user: User) -> None:
+    """Staff retry: the problem is cleared and the provisioning task queued again."""
+    if order.status not in (S.PAID, S.PROVISIONING) or not order_is_automatic(order=order):
+        raise ProvisioningRefused(_("Only a paid order on automatic hosts can be retried."))
+    with transaction.atomic():
+        Order.objects.filter(pk=order.pk).update(provisioning_problem="")
+        order.provisioning_problem = ""
+        order_event_record(
+            order=order,
+            kind=Kind.PROVISIONING,
+            actor=Actor.STAFF,
+            actor_user=actor_user,
+            reason=gettext_noop("provisioning retried"),
+        )
+        enqueue_after_commit(order_provision_task, order.pk)
+
+
+def order_host_move(*, order: Order, host: Host, actor_user: User) -> None:
+    """Staff move an order whose access is not granted yet to another host (its own stays
+    down): its slots are released and taken there under the GPU row lock, then provisioning
+    runs again on an `ssh` host (on a manual one staff go on by hand)."""
+    if order.status not in (S.PAID, S.PROVISIONING) or order.access_host:
+        raise ProvisioningRefused(_("Only a paid order without access yet can change host."))
+    if host.gpu_id != order.gpu_id or not host.is_active:
+        raise ProvisioningRefused(_("Choose an active host of the order's GPU model."))
+    with transaction.atomic():
+        GpuModel.objects.select_for_update().get(pk=order.gpu_id)
+        before = slots_by_host(
+            order.slot_holds.filter(released_at__isnull=True).select_related("host")
+        )
+        slots_release(order=order)
+        indices = free_slots(gpu=order.gpu).get(host, [])[: order.quantity]
+        if len(indices) < order.quantity:
+            # The exception rolls the release back: the order keeps its slots.
+            raise ProvisioningRefused(
+                _("This host has %(free)d free GPUs, the order needs %(needed)d.")
+                % {"free": len(indices), "needed": order.quantity}
+            )
+        slots_hold(order=order, slots=[Slot(host, index) for index in indices])
+        Order.objects.filter(pk=order.pk).update(provisioning_problem="")
+        order.provisioning_problem = ""
+        order_event_record(
+            order=order,
+            kind=Kind.PROVISIONING,
+            actor=Actor.STAFF,
+            actor_user=actor_user,
+            reason=gettext_noop("moved to another host"),
+            data={"from": before, "to": {host.name: indices}},
+        )
+        if host.provisioning == Host.Provisioning.SSH:
+            enqueue_after_commit(order_provision_task, order.pk)
+
+
+def order_access_revoke(*, order: Order) -> bool:
+    """At the end of the term (or an early stop, or a refund): the script revokes access on
+    each host; the files stay RENTAL_DATA_RETENTION_DAYS, then rentals_purge removes them."""
+    granted = bool(order.access_host) and order_is_automatic(order=order)
+    if order.access_revoked_at is not None or not granted:
+        return False
+    user = host_account(order=order)
+    for host, _indices in order_hosts(order=order):
+        _run(host, ["revoke", user])
+    with transaction.atomic():
+        now = timezone.now()
+        if not Order.objects.filter(pk=order.pk, access_revoked_at__isnull=True).update(
+            access_revoked_at=now
+        ):
+            return False
+        order.access_revoked_at = now
+        order_event_record(
+            order=order,
+            kind=Kind.ACCESS_REVOKED,
+            actor=Actor.SYSTEM,
+            reason=gettext_noop("keys removed, account locked, processes ended"),
+            data={"user": user, "data_kept_days": settings.RENTAL_DATA_RETENTION_DAYS},
+        )
+    return True
+
+
+def rentals_purge(*, now=None) -> int:
+    """Remove the accounts and files of rentals revoked more than the retention ago."""
+    now = now or timezone.now()
+    due = Order.objects.filter(
+        data_purged_at__isnull=True,
+        access_revoked_at__lte=now - timedelta(days=settings.RENTAL_DATA_RETENTION_DAYS),
+    )
+    purged = 0
+    for order in due.iterator():
+        user = host_account(order=order)
+        try:
+            for host, _indices in order_hosts(order=order):
+                _run(host, ["purge", user])
+        except ProvisioningError:
+            continue  # the next hourly run tries again
+        with transaction.atomic():
+            if Order.objects.filter(pk=order.pk, data_purged_at__isnull=True).update(
+                data_purged_at=now
+            ):
+                order_event_record(
+                    order=order,
+                    kind=Kind.DATA_PURGED,
+                    actor=Actor.SYSTEM,
+                    reason=gettext_noop("rental data removed from the host"),
+                )
+                purged += 1
+    return purged

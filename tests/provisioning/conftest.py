@@ -1,0 +1,65 @@
+import shutil
+
+import pytest
+
+from orders.hooks import public_key_sources
+from orders.models import Host
+from tests.factories import GpuModelFactory, HostFactory
+from tests.provisioning.sshd import (
+    TEST_ACCOUNT_PREFIX,
+    keypair,
+    rental_accounts_remove,
+    sshd_start,
+    sshd_stop,
+)
+
+if not shutil.which("sshd") and not shutil.which("/usr/sbin/sshd"):
+    raise RuntimeError("openssh-server is missing: `make system-packages` installs it")
+
+
+@pytest.fixture(scope="session")
+def local_ssh_host():
+    """The GPU host: one sshd for the session; test accounts removed after."""
+    host = sshd_start()
+    try:
+        yield host
+    finally:
+        sshd_stop(host)
+        rental_accounts_remove()
+
+
+@pytest.fixture
+def store_key(local_ssh_host, settings):
+    settings.PROVISIONING_KEY_FILE = str(local_ssh_host.store_key)
+    settings.PROVISIONING_KNOWN_HOSTS = str(local_ssh_host.known_hosts)
+    settings.HOST_ACCOUNT_PREFIX = TEST_ACCOUNT_PREFIX
+    settings.PROVISIONING_RETRY_SECONDS = 0
+    yield
+    rental_accounts_remove()
+
+
+@pytest.fixture
+def customer_key(local_ssh_host, tmp_path):
+    """The customer's key pair; its public half is what the order carries (a stand-in for
+    the account's SSH keys until they land: registered through orders.hooks)."""
+    private = keypair(tmp_path, "customer")
+    public = private.with_suffix(".pub").read_text().strip()
+    public_key_sources.register("tests", lambda *, order: [public])
+    yield private
+    public_key_sources.unregister("tests")
+
+
+@pytest.fixture
+def ssh_gpu(db, local_ssh_host, store_key, pytorch, custom_environment):
+    """An H100 model whose only machine is the local sshd: 4 GPUs, provisioned over SSH."""
+    gpu = GpuModelFactory(slug="h100-sxm", units_total=0)
+    HostFactory(
+        name="paris-1",
+        gpu=gpu,
+        gpu_count=4,
+        ssh_host="127.0.0.1",
+        ssh_port=local_ssh_host.port,
+        provisioning=Host.Provisioning.SSH,
+        provisioning_user="root",
+    )
+    return gpu

@@ -1,0 +1,130 @@
+"""A real OpenSSH server on 127.0.0.1 playing the GPU host: Debian's sshd on a free port with
+its own host key and config, root as the provisioning account with the store's key."""
+
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.anvil import free_port
+
+SSHD = "/usr/sbin/sshd"
+TEST_ACCOUNT_PREFIX = "lgtest-"
+STATE_DIR = Path("/var/lib/locagpu/rentals")
+
+
+@dataclass
+class LocalSshHost:
+    port: int
+    directory: Path
+    store_key: Path
+    known_hosts: Path
+    process: subprocess.Popen
+
+    def login(self, *, user: str, key: Path, command: str) -> subprocess.CompletedProcess:
+        """`ssh -i KEY -p PORT USER@127.0.0.1 COMMAND`, as the customer types it."""
+        return subprocess.run(
+            [
+                "ssh",
+                "-i",
+                str(key),
+                "-p",
+                str(self.port),
+                "-o",
+                f"UserKnownHostsFile={self.known_hosts}",
+                "-o",
+                "StrictHostKeyChecking=yes",
+                "-o",
+                "BatchMode=yes",
+                "-o",
+                "IdentitiesOnly=yes",
+                "-o",
+                "ConnectTimeout=10",
+                f"{user}@127.0.0.1",
+                command,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+
+def keypair(directory: Path, name: str) -> Path:
+    path = directory / name
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(path)], check=True
+    )
+    return path
+
+
+def _wait_listening(port: int, process: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"sshd exited: {process.stderr.read() if process.stderr else ''}")
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise RuntimeError("sshd did not listen")
+
+
+def sshd_start() -> LocalSshHost:
+    # sshd refuses key files under a world-writable directory such as /tmp (StrictModes).
+    directory = Path(tempfile.mkdtemp(prefix="locagpu-sshd-", dir="/run"))
+    Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # privilege separation directory
+    host_key = keypair(directory, "host_key")
+    store_key = keypair(directory, "store_key")
+    root_keys = directory / "root_authorized_keys"
+    shutil.copy(store_key.with_suffix(".pub"), root_keys)
+    port = free_port()
+    config = directory / "sshd_config"
+    config.write_text(
+        f"""Port {port}
+ListenAddress 127.0.0.1
+HostKey {host_key}
+PidFile {directory / "sshd.pid"}
+UsePAM no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PubkeyAuthentication yes
+PermitRootLogin prohibit-password
+PermitUserEnvironment CUDA_VISIBLE_DEVICES
+LogLevel ERROR
+Match User root
+    AuthorizedKeysFile {root_keys}
+"""
+    )
+    process = subprocess.Popen(
+        [SSHD, "-D", "-e", "-f", str(config)], stderr=subprocess.PIPE, text=True
+    )
+    _wait_listening(port, process)
+    known_hosts = directory / "known_hosts"
+    public = host_key.with_suffix(".pub").read_text().split()
+    known_hosts.write_text(f"[127.0.0.1]:{port} {public[0]} {public[1]}\n")
+    return LocalSshHost(port, directory, store_key, known_hosts, process)
+
+
+def rental_accounts_remove() -> None:
+    """Remove every Unix account (and state file) the tests created on this machine."""
+    for line in Path("/etc/passwd").read_text().splitlines():
+        user = line.split(":", 1)[0]
+        if user.startswith(TEST_ACCOUNT_PREFIX):
+            subprocess.run(["pkill", "-KILL", "-u", user], check=False)
+            subprocess.run(["userdel", "--remove", user], capture_output=True, check=False)
+    for state in STATE_DIR.glob(f"{TEST_ACCOUNT_PREFIX}*.json"):
+        state.unlink()
+
+
+def sshd_stop(host: LocalSshHost) -> None:
+    host.process.terminate()
+    try:
+        host.process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        host.process.kill()
+        host.process.wait()
+    shutil.rmtree(host.directory, ignore_errors=True)
