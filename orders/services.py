@@ -132,7 +132,10 @@ def quote_build(
     daily_rate = _daily_rate(gpu=gpu, term_days=term_days)
     if available_units is None or largest_free_block is None:
         shown: Any = gpus_with_availability().get(pk=gpu.pk)  # annotated: mypy cannot see it
-        available_units, largest_free_block = shown.available_units, shown.largest_free_block
+        if available_units is None:
+            available_units = shown.available_units
+        if largest_free_block is None:
+            largest_free_block = shown.largest_free_block
     if quantity > available_units:
         raise OrderError(
             ngettext_lazy(

@@ -177,7 +177,12 @@ class QuoteApi(ApiView):
         serializer = ConfigurationInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        quote = quote_build(**data, available_units=data["gpu"].available_units)
+        gpu = data["gpu"]  # read with its live stock (api_gpus): no second stock query
+        quote = quote_build(
+            **data,
+            available_units=gpu.available_units,
+            largest_free_block=gpu.largest_free_block,
+        )
         return Response(self.OutputSerializer(quote).data)
 
 
