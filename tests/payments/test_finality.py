@@ -6,6 +6,7 @@ from orders.models import OrderStatus
 from payments.devnet import devnet_register, token_deploy
 from payments.finality import block_is_final, final_height
 from payments.models import Chain, Transfer
+from payments.presets import PRESETS
 from payments.rpc import RpcClient
 from tests.anvil import Devnet, anvil_start, anvil_stop
 from tests.payments.helpers import order_with_invoice, reload
@@ -92,3 +93,31 @@ def test_refunds_and_the_scanner_share_the_rule(tagged_devnet):
     # Without a tag, the count rules: the head itself is one confirmation deep.
     chain.finality_tag = ""
     assert final_height(chain=chain, client=client) == head
+
+
+@pytest.mark.parametrize("key", sorted(PRESETS))
+def test_each_preset_network_credits_at_its_own_finality_rule(db, celery_eager, key):
+    """anvil answering each preset's chain id, the preset's tag deciding when a payment counts."""
+    preset = PRESETS[key]
+    node = anvil_start(chain_id=preset.chain_id, slots_in_an_epoch=SLOTS)
+    try:
+        node.usdc = token_deploy(node.w3)
+        chain = devnet_register(rpc_url=node.url, token_address=node.usdc, confirmations=1)
+        Chain.objects.filter(pk=chain.pk).update(
+            chain_id=preset.chain_id, finality_tag=preset.finality_tag
+        )
+        chain.refresh_from_db()
+        devnet = Devnet(node, chain)
+        assert RpcClient(chain.rpc_url).chain_id() == preset.chain_id
+        # anvil: `safe` is the head - one epoch, `finalized` the head - two.
+        depth = {"safe": SLOTS, "finalized": 2 * SLOTS}[preset.finality_tag]
+        invoice = order_with_invoice(devnet.usdc)
+        devnet.pay_token(invoice.deposit_address, int(invoice.amount_due))
+        devnet.mine(depth - 1)
+        devnet.scan()
+        assert reload(invoice)[1].status == OrderStatus.CONFIRMING
+        devnet.mine(1)
+        devnet.scan()
+        assert reload(invoice)[1].status == OrderStatus.PAID
+    finally:
+        anvil_stop(node)
