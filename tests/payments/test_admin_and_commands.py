@@ -9,6 +9,7 @@ from django.core.management import call_command
 from orders.models import Order, OrderStatus
 from payments.models import Asset, Chain, Invoice
 from payments.scanner import chain_scan
+from tests.anvil import anvil_start, anvil_stop
 from tests.factories import OrderFactory
 from tests.payments.helpers import order_with_invoice, reload, timeline
 
@@ -59,7 +60,19 @@ def test_admin_lists_invoices_by_flag(devnet, client, staff):
     assert client.get(f"/admin/payments/invoice/{invoice.pk}/change/").status_code == 200
 
 
-def test_setup_devnet_is_idempotent_and_simulate_payment_pays(anvil, db, settings, celery_eager):
+@pytest.fixture
+def fresh_anvil():
+    """A chain of its own: the session's runs ahead of the wall clock once tests have moved its
+    time, and setup_devnet's new feeds would then read as updated in the future."""
+    node = anvil_start()
+    yield node
+    anvil_stop(node)
+
+
+def test_setup_devnet_is_idempotent_and_simulate_payment_pays(
+    fresh_anvil, db, settings, celery_eager
+):
+    anvil = fresh_anvil
     settings.PAYMENTS_DERIVATION_START = 900_000
     out = StringIO()
     call_command("setup_devnet", rpc_url=anvil.url, stdout=out)
