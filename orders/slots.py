@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.contrib.postgres.aggregates import StringAgg
+from django.db import connection
 from django.db.models import (
     CharField,
     Count,
@@ -70,9 +71,14 @@ def _machine_annotations(active_hosts: QuerySet[Host]) -> dict[str, Subquery]:
         values = active_hosts.values("gpu").annotate(v=Min(field)).values("v")
         return Subquery(values, output_field=IntegerField())
 
-    regions = active_hosts.values("gpu").annotate(
-        v=StringAgg("region", ", ", distinct=True, order_by="region")
+    # Every region on PostgreSQL; SQLite (make run) has no DISTINCT string aggregate with a
+    # separator, so it names the first region in alphabetical order.
+    every_region = (
+        StringAgg("region", ", ", distinct=True, order_by="region")
+        if connection.vendor == "postgresql"
+        else Min("region")
     )
+    regions = active_hosts.values("gpu").annotate(v=every_region)
     return {
         "machine_vcpus": smallest("vcpus"),
         "machine_ram_gb": smallest("ram_gb"),
