@@ -27,7 +27,7 @@ def _devnet_usdc():
     as payments.devnet.devnet_register, which updates them if the chain rows run after."""
     from django.utils import timezone
 
-    from payments.devnet import DEVNET_CHAIN_ID, DEVNET_RATES, ETH_SLUG, USDC_SLUG
+    from payments.devnet import DEVNET_CHAIN_ID, DEVNET_FEEDS, ETH_SLUG, USDC_SLUG
     from payments.models import Asset, Chain, Rate
     from payments.services import chain_cursor_start
 
@@ -54,9 +54,9 @@ def _devnet_usdc():
     )
     # Long enough for every page of the run to stay payable.
     until = timezone.now() + timedelta(hours=2)
-    Rate.objects.create(
-        asset=usdc, rate=DEVNET_RATES[USDC_SLUG], currency="EUR", source="bench", expires_at=until
-    )
+    # What the devnet's mock feeds price USDC at in euros (USDC/USD / EUR/USD).
+    rate = DEVNET_FEEDS["USDC/USD"] / DEVNET_FEEDS["EUR/USD"]
+    Rate.objects.create(asset=usdc, rate=rate, currency="EUR", source="bench", expires_at=until)
     return usdc, until
 
 
