@@ -107,7 +107,7 @@ def _buyer_and_gpu():
     )
     # Off sale: its orders are written directly, and the catalog must not show it.
     gpu = GpuModelFactory(
-        slug=BENCH_GPU_SLUG, name="Bench payments GPU", units_total=10**6, is_active=False
+        slug=BENCH_GPU_SLUG, name="Bench payments GPU", units_total=10_000, is_active=False
     )
     return buyer, gpu
 
