@@ -1,6 +1,5 @@
 """Slots: an order holds concrete GPU indices on concrete hosts, never one slot twice."""
 
-import threading
 from collections import Counter
 from datetime import timedelta
 
@@ -12,7 +11,6 @@ from django.utils import timezone, translation
 from catalog.models import Environment
 from orders.models import Host, Order, OrderStatus, SlotHold
 from orders.services import (
-    OrderError,
     order_cancel,
     order_create,
     order_refund,
@@ -22,7 +20,8 @@ from orders.services import (
 )
 from orders.stock import gpu_available_units, gpus_with_availability, order_paying_transition
 from orders.transitions import order_transition
-from tests.factories import GpuModelFactory, HostFactory, OrderFactory, UserFactory
+from tests.factories import GpuModelFactory, HostFactory, OrderFactory
+from tests.orders.races import buyers_race
 
 S = OrderStatus
 
@@ -157,28 +156,7 @@ def test_twenty_buyers_racing_for_the_last_slots_get_exactly_the_slots_there_are
     HostFactory(name="race-a", gpu=gpu, gpu_count=4)
     HostFactory(name="race-b", gpu=gpu, gpu_count=2)
     pytorch = Environment.objects.create(slug="pytorch", name="PyTorch", description="-")
-    buyers = [UserFactory() for _ in range(20)]
-    start = threading.Barrier(20)
-    outcomes: list[str] = []
-    lock = threading.Lock()
-
-    def buy(user):
-        try:
-            start.wait()
-            order_create(user=user, gpu=gpu, environment=pytorch, quantity=quantity, term_days=7)
-            result = "ordered"
-        except OrderError as error:
-            result = error.code
-        finally:
-            connection.close()
-        with lock:
-            outcomes.append(result)
-
-    threads = [threading.Thread(target=buy, args=(user,)) for user in buyers]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    outcomes = buyers_race(gpu=gpu, environment=pytorch, quantity=quantity)
 
     sold = 6 // quantity
     assert Counter(outcomes) == {"ordered": sold, "not_enough_units": 20 - sold}

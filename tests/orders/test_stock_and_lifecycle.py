@@ -21,6 +21,7 @@ from orders.services import (
 from orders.stock import UnitsGone, gpu_available_units, order_paying_transition
 from orders.transitions import TransitionNotAllowed, order_transition
 from tests.factories import GpuModelFactory, OrderFactory, UserFactory
+from tests.orders.races import buyers_race
 
 S = OrderStatus
 
@@ -47,28 +48,7 @@ def test_last_units_are_never_sold_twice_when_twenty_buyers_race():
     gpu = GpuModelFactory(units_total=5)
     pytorch = Environment.objects.create(slug="pytorch", name="PyTorch", description="-")
     OrderFactory(gpu=gpu, quantity=2, status=S.PAID)  # 3 units left
-    buyers = [UserFactory() for _ in range(20)]
-    start = threading.Barrier(20)
-    outcomes: list[str] = []
-    lock = threading.Lock()
-
-    def buy(user):
-        try:
-            start.wait()
-            order_create(user=user, gpu=gpu, environment=pytorch, quantity=1, term_days=7)
-            result = "ordered"
-        except OrderError as error:
-            result = error.code
-        finally:
-            connection.close()
-        with lock:
-            outcomes.append(result)
-
-    threads = [threading.Thread(target=buy, args=(user,)) for user in buyers]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    outcomes = buyers_race(gpu=gpu, environment=pytorch, quantity=1)
 
     assert outcomes.count("ordered") == 3
     assert outcomes.count("not_enough_units") == 17

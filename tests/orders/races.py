@@ -1,0 +1,37 @@
+"""Buyers racing for the same units, each on its own database connection."""
+
+import threading
+
+from django.db import connection
+
+from orders.services import OrderError, order_create
+from tests.factories import UserFactory
+
+
+def buyers_race(*, gpu, environment, quantity: int, buyers: int = 20) -> list[str]:
+    """`buyers` customers order at once; returns "ordered" or the refusal code of each."""
+    users = [UserFactory() for _ in range(buyers)]
+    start = threading.Barrier(buyers)
+    outcomes: list[str] = []
+    lock = threading.Lock()
+
+    def buy(user):
+        try:
+            start.wait()
+            order_create(
+                user=user, gpu=gpu, environment=environment, quantity=quantity, term_days=7
+            )
+            result = "ordered"
+        except OrderError as error:
+            result = error.code
+        finally:
+            connection.close()
+        with lock:
+            outcomes.append(result)
+
+    threads = [threading.Thread(target=buy, args=(user,)) for user in users]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return outcomes
