@@ -10,8 +10,8 @@ from orders.models import Order, OrderStatus
 from payments.heads import ChainLease, ws_url_for
 from payments.models import Transfer
 from tests.drills.processes import beat_command, head_follower_command, wait_until
-from tests.drills.test_worker_killed_mid_scan import HoldingRpcProxy
 from tests.payments.helpers import order_with_invoice
+from tests.payments.proxy import HoldingRpcProxy
 
 pytestmark = [pytest.mark.chain, pytest.mark.django_db(transaction=True)]
 BEAT_SECONDS = 1.0

@@ -5,7 +5,6 @@ the kill lands after some block ranges were committed and before the rest. Whate
 way back (the task redelivered, or the next beat scan), each transfer is credited once.
 """
 
-import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,37 +17,11 @@ from payments.models import Invoice, ScanCursor, Transfer
 from payments.tasks import chain_scan_task
 from tests.drills.processes import CeleryWorker, wait_until
 from tests.payments.helpers import order_with_invoice
-from tests.payments.proxy import FlakyRpcProxy
+from tests.payments.proxy import HoldingRpcProxy
 
 pytestmark = [pytest.mark.chain, pytest.mark.django_db(transaction=True)]
 
 BLOCK_RANGE = 4
-
-
-class HoldingRpcProxy(FlakyRpcProxy):
-    """Holds the `hold_call`-th eth_getLogs request until released: a scan stuck mid-way."""
-
-    def __init__(self, upstream: str, *, hold_call: int):
-        super().__init__(upstream)
-        self.hold_call = hold_call
-        self.logs_calls = 0
-        self.counting = threading.Lock()
-        self.holding = threading.Event()
-        self.released = threading.Event()
-
-    def _refusal(self, payload):
-        if isinstance(payload, dict) and payload.get("method") == "eth_getLogs":
-            with self.counting:
-                self.logs_calls += 1
-                call = self.logs_calls
-            if call == self.hold_call:
-                self.holding.set()
-                self.released.wait(timeout=30)
-        return super()._refusal(payload)
-
-    def __exit__(self, *exc):
-        self.released.set()
-        super().__exit__(*exc)
 
 
 def _three_payments_over_21_blocks(devnet):

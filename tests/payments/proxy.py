@@ -151,3 +151,29 @@ class FlakyRpcProxy:
     def __exit__(self, *exc):
         self.server.shutdown()
         self.server.server_close()
+
+
+class HoldingRpcProxy(FlakyRpcProxy):
+    """Holds the `hold_call`-th eth_getLogs request until released: a scan stuck mid-way."""
+
+    def __init__(self, upstream: str, *, hold_call: int):
+        super().__init__(upstream)
+        self.hold_call = hold_call
+        self.logs_calls = 0
+        self.counting = threading.Lock()
+        self.holding = threading.Event()
+        self.released = threading.Event()
+
+    def _refusal(self, payload):
+        if isinstance(payload, dict) and payload.get("method") == "eth_getLogs":
+            with self.counting:
+                self.logs_calls += 1
+                call = self.logs_calls
+            if call == self.hold_call:
+                self.holding.set()
+                self.released.wait(timeout=30)
+        return super()._refusal(payload)
+
+    def __exit__(self, *exc):
+        self.released.set()
+        super().__exit__(*exc)
