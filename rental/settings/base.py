@@ -8,7 +8,7 @@ import environ
 from csp.constants import NONE, SELF
 from django.utils.translation import gettext_lazy as _
 
-from rental.settings.environment import PaymentSettings, StoreSettings
+from rental.settings.environment import PaymentSettings, RentalSettings, StoreSettings
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -18,6 +18,7 @@ environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 # Parsed and checked now, so a bad value stops the process here (rental/settings/environment.py).
 _payments = PaymentSettings.from_environment()
 _store = StoreSettings.from_environment()
+_rental = RentalSettings.from_environment()
 
 SECRET_KEY = env("DJANGO_SECRET_KEY", default="insecure-local-development-key-change-me")
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
@@ -295,18 +296,18 @@ CELERY_TASK_ROUTES = {
 # Automatic provisioning of `ssh` hosts (orders.provisioning). The store's private key is a
 # file named here, never in the database; the hosts' keys are checked against a known_hosts
 # file. Without a key file, `ssh` hosts are flagged for staff instead of provisioned.
-PROVISIONING_KEY_FILE = env("LOCAGPU_PROVISIONING_KEY_FILE", default="")
-PROVISIONING_KNOWN_HOSTS = env("LOCAGPU_PROVISIONING_KNOWN_HOSTS", default="")
-PROVISIONING_CONNECT_TIMEOUT = env.float("LOCAGPU_PROVISIONING_CONNECT_TIMEOUT", default=10.0)
+PROVISIONING_KEY_FILE = _rental.LOCAGPU_PROVISIONING_KEY_FILE
+PROVISIONING_KNOWN_HOSTS = _rental.LOCAGPU_PROVISIONING_KNOWN_HOSTS
+PROVISIONING_CONNECT_TIMEOUT = _rental.LOCAGPU_PROVISIONING_CONNECT_TIMEOUT
 # Unix accounts are named <prefix><order number>; tests use their own prefix and remove them.
-HOST_ACCOUNT_PREFIX = env("LOCAGPU_HOST_ACCOUNT_PREFIX", default="lg-")
+HOST_ACCOUNT_PREFIX = _rental.LOCAGPU_HOST_ACCOUNT_PREFIX
 # Attempts before a provisioning or revocation is flagged for staff, and the first back-off
 # (doubled each time: 5 s, 10 s, 20 s, 40 s...).
 PROVISIONING_ATTEMPTS = 5
 PROVISIONING_RETRY_SECONDS = 5
 # After the term, a rental's files stay this long (locked account) before the purge removes
 # them: time to ask for a last download.
-RENTAL_DATA_RETENTION_DAYS = env.int("LOCAGPU_RENTAL_DATA_RETENTION_DAYS", default=7)
+RENTAL_DATA_RETENTION_DAYS = _rental.LOCAGPU_RENTAL_DATA_RETENTION_DAYS
 
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
@@ -367,7 +368,7 @@ SUPPORT_EMAIL = _store.SUPPORT_EMAIL
 ORDER_PAYMENT_WINDOW = timedelta(minutes=_store.ORDER_PAYMENT_WINDOW_MINUTES)
 # An order must name at least one SSH key (orders.services.order_keys_required): on once
 # machines are set up automatically with the order's keys.
-ORDERS_SSH_KEY_REQUIRED = env.bool("ORDERS_SSH_KEY_REQUIRED", default=False)
+ORDERS_SSH_KEY_REQUIRED = _rental.ORDERS_SSH_KEY_REQUIRED
 # Lets a monitor read /healthz's details without a staff session.
 HEALTHZ_TOKEN = _store.HEALTHZ_TOKEN
 

@@ -95,6 +95,19 @@ class PaymentSettings(EnvironmentSettings):
         return value
 
 
+class RentalSettings(EnvironmentSettings):
+    """The rental after payment: SSH keys and the automatic provisioning of `ssh` hosts."""
+
+    ORDERS_SSH_KEY_REQUIRED: bool = False
+    # Files named, never their contents: the store's private key stays out of the settings.
+    LOCAGPU_PROVISIONING_KEY_FILE: str = ""
+    LOCAGPU_PROVISIONING_KNOWN_HOSTS: str = ""
+    LOCAGPU_PROVISIONING_CONNECT_TIMEOUT: float = Field(10.0, gt=0, le=300, allow_inf_nan=False)
+    # Unix account names on the hosts: a letter first, then what useradd accepts.
+    LOCAGPU_HOST_ACCOUNT_PREFIX: str = Field("lg-", pattern=r"^[a-z][a-z0-9_-]{0,15}$")
+    LOCAGPU_RENTAL_DATA_RETENTION_DAYS: int = Field(7, ge=0, le=365)
+
+
 class StoreSettings(EnvironmentSettings):
     STORE_CURRENCY: str = Field("EUR", pattern=r"^[A-Z]{3}$")
     SITE_URL: HttpUrlText = "http://127.0.0.1:8000"

@@ -31,6 +31,9 @@ def check(env: dict[str, str]) -> subprocess.CompletedProcess:
     ("variable", "value"),
     [
         ("PAYMENTS_UNDERPAYMENT_TOLERANCE", "1000"),  # base units, as the README once said
+        ("ORDERS_SSH_KEY_REQUIRED", "yes please"),  # read as false before, silently
+        ("LOCAGPU_HOST_ACCOUNT_PREFIX", "Root;"),
+        ("LOCAGPU_RENTAL_DATA_RETENTION_DAYS", "-1"),
         ("PAYMENTS_UNDERPAYMENT_TOLERANCE", "1"),
         ("PAYMENTS_UNDERPAYMENT_TOLERANCE", "-1"),
         ("PAYMENTS_UNDERPAYMENT_TOLERANCE", "NaN"),
