@@ -36,6 +36,9 @@ def _fill(route: str, values: dict[str, str]) -> str | None:
 
 @pytest.fixture
 def victim_order(customer):
+    # A last name no outsider shares (Faker can draw the same one for both).
+    customer.last_name = "Victimsdottir"
+    customer.save(update_fields=["last_name"])
     return OrderFactory(user=customer, environment_details="victim-secret-image:1.0")
 
 
