@@ -92,8 +92,8 @@ def anvil_stop(node: Anvil) -> None:
         node.process.kill()
 
 
-@pytest.fixture(scope="session")
-def anvil():
+def anvil_with_contracts():
+    """A new chain with the test token, a lookalike, the forwarder and the mock feeds."""
     from payments.devnet import contract_deploy, devnet_feeds_deploy, token_deploy
 
     node = anvil_start()
@@ -106,6 +106,11 @@ def anvil():
         yield node
     finally:
         anvil_stop(node)
+
+
+@pytest.fixture(scope="session")
+def anvil():
+    yield from anvil_with_contracts()
 
 
 class Devnet:

@@ -7,6 +7,8 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import sync_playwright
 
+from tests.anvil import anvil_with_contracts
+
 # Playwright's sync API runs an event loop in this thread; Django's ORM calls from the test
 # body are still synchronous and safe.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -26,6 +28,13 @@ PHONE = {"width": 360, "height": 740}
 DESKTOP = {"width": 1280, "height": 900}
 
 pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="package")
+def anvil():
+    """The pages compare chain time with the wall clock (deadlines, watch periods), so the
+    browser tests get a chain of their own: the session's runs ahead once tests move its time."""
+    yield from anvil_with_contracts()
 
 
 @pytest.fixture(scope="session")
