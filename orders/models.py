@@ -77,7 +77,10 @@ class Order(models.Model):
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
     activated_at = models.DateTimeField(_("activated"), null=True, blank=True)
     ends_at = models.DateTimeField(_("ends"), null=True, blank=True)
-    ending_notice_sent_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # The most urgent end-of-rental reminder already sent, in hours before `ends_at` (one of
+    # orders.reminders.ENDING_REMINDERS_HOURS); null: none yet. Whatever moves `ends_at` later
+    # (a paid extension) sets it back to null, so the new end is announced again.
+    ending_notice_hours = models.PositiveSmallIntegerField(null=True, blank=True, editable=False)
     access_host = models.CharField(_("host"), max_length=255, blank=True)
     access_port = models.PositiveIntegerField(_("port"), null=True, blank=True)
     access_user = models.CharField(_("user"), max_length=64, blank=True)

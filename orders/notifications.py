@@ -4,8 +4,10 @@ called by the dispatch after the event's claim commits, so each e-mail goes at m
 from accounts.mail import user_mail
 from orders.hooks import order_email_sections
 from orders.models import OrderEvent, OrderStatus
+from orders.reminders import ENDING_SOON
 
-# E-mail template per status reached; `ending_soon` is a note event sent by the beat task.
+# E-mail template per status reached; `ending_soon` is a note event sent by the beat task
+# (orders.reminders).
 STATUS_EMAILS = {
     OrderStatus.AWAITING_PAYMENT: "received",
     OrderStatus.PAID: "paid",
@@ -13,7 +15,6 @@ STATUS_EMAILS = {
     OrderStatus.COMPLETED: "completed",
     OrderStatus.EXPIRED: "expired",
 }
-ENDING_SOON = "ending_soon"
 # E-mail template per event kind: a refund owed asks for an address, a refund done says so.
 KIND_EMAILS = {
     OrderEvent.Kind.REFUND_OWED: "refund_owed",

@@ -341,30 +341,6 @@ def orders_complete(*, now=None) -> int:
     return completed
 
 
-def orders_warn_ending(*, now=None, notice: timedelta = timedelta(hours=24)) -> int:
-    """Send the "ends in 24 hours" e-mail once per rental (beat task). Returns how many."""
-    now = now or timezone.now()
-    warned = 0
-    candidates = Order.objects.filter(
-        status=OrderStatus.ACTIVE, ends_at__lte=now + notice, ending_notice_sent_at__isnull=True
-    )
-    for order in candidates.iterator():
-        with transaction.atomic():
-            claimed = Order.objects.filter(pk=order.pk, ending_notice_sent_at__isnull=True).update(
-                ending_notice_sent_at=now
-            )
-            if claimed:
-                order_event_record(
-                    order=order,
-                    kind=OrderEvent.Kind.NOTE,
-                    actor=Actor.SYSTEM,
-                    reason=gettext_noop("rental ends within 24 hours"),
-                    data={"notice": "ending_soon"},
-                )
-                warned += 1
-    return warned
-
-
 def order_provisioning_start(*, order: Order, actor_user: User) -> bool:
     """Staff start preparing the machines, unless a payment problem holds the order."""
     hold = order_provisioning_hold(order=order)

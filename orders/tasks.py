@@ -64,10 +64,10 @@ def orders_complete_task() -> int:
 
 
 @shared_task(acks_late=True)
-def orders_warn_ending_task() -> int:
-    from orders.services import orders_warn_ending
+def orders_remind_ending_task() -> int:
+    from orders.reminders import orders_remind_ending
 
-    return orders_warn_ending()
+    return orders_remind_ending()
 
 
 # Provisioning reaches hosts over SSH (queue `hosts`). A failure queues the next attempt with a

@@ -313,7 +313,12 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "orders-expire-unpaid": {"task": "orders.tasks.orders_expire_task", "schedule": 30.0},
     "orders-complete-ended": {"task": "orders.tasks.orders_complete_task", "schedule": 60.0},
-    "orders-warn-ending": {"task": "orders.tasks.orders_warn_ending_task", "schedule": 300.0},
+    # Every minute, so the 1 h reminder before a rental's end leaves with its hour still ahead.
+    "orders-remind-ending": {
+        "task": "orders.tasks.orders_remind_ending_task",
+        "schedule": 60.0,
+        "options": {"expires": 60.0},
+    },
     # Rental accounts whose data is past its retention are removed from their hosts.
     "orders-purge-rentals": {
         "task": "orders.tasks.rentals_purge_task",

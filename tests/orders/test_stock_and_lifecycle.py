@@ -10,12 +10,12 @@ from django.utils import timezone, translation
 
 from catalog.models import TERMS, Environment, GpuModel
 from orders.models import HOLDING_STATUSES, Order, OrderEvent, OrderStatus
+from orders.reminders import orders_remind_ending
 from orders.services import (
     OrderError,
     order_create,
     orders_complete,
     orders_expire,
-    orders_warn_ending,
     quote_build,
 )
 from orders.stock import UnitsGone, gpu_available_units, order_paying_transition
@@ -109,10 +109,10 @@ def test_a_rental_completes_at_the_end_of_its_term_with_a_notice_the_day_before(
     )
     with django_capture_on_commit_callbacks(execute=True):
         assert orders_complete(now=now) == 0
-        assert orders_warn_ending(now=now) == 1
-        assert orders_warn_ending(now=now) == 0
+        assert orders_remind_ending(now=now) == 1
+        assert orders_remind_ending(now=now) == 0
     assert [m.subject for m in mail.outbox] == [
-        f"La commande {order.number} se termine dans moins de 24 heures"
+        f"La commande {order.number} se termine d\u2019ici 24 heures"
     ]
     with django_capture_on_commit_callbacks(execute=True):
         assert orders_complete(now=now + timedelta(hours=3)) == 1
