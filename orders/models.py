@@ -40,6 +40,10 @@ ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
 # expiry waits for the watcher to have read the chain past the deadline (orders.hooks).
 HOLDING_STATUSES = (S.AWAITING_PAYMENT, S.CONFIRMING, S.PAID, S.PROVISIONING, S.ACTIVE)
 
+# The provisioning problem of an order whose SSH keys were all deleted after it was placed
+# (a deleted key is never installed): only the customer can solve it, by adding a key.
+NO_SSH_KEY_PROBLEM = "the order has no SSH public key"
+
 
 def holding_orders_q(prefix: str = "") -> Q:
     """Orders that hold units; `prefix` lets a GPU query reach its orders."""
@@ -125,6 +129,10 @@ class Order(models.Model):
     @property
     def payment_window_closed(self) -> bool:
         return self.payment_deadline <= timezone.now()
+
+    @property
+    def lacks_ssh_key(self) -> bool:
+        return self.provisioning_problem == NO_SSH_KEY_PROBLEM
 
     @property
     def has_access_details(self) -> bool:

@@ -20,8 +20,10 @@ from orders.hooks import (
     order_funds_received,
     order_may_expire,
     order_provisioning_hold,
+    order_public_keys,
     order_refund_record,
 )
+from orders.hosts import Host, SlotHold
 from orders.models import Order, OrderEvent, OrderStatus
 from orders.stock import gpus_with_availability, order_slots_take
 from orders.transitions import order_event_record, order_transition
@@ -33,6 +35,7 @@ MAX_ENVIRONMENT_DETAILS = 4000
 # Easy to read aloud: no 0/O, 1/I/L. 31^8 numbers, drawn at random (not sequential).
 NUMBER_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 _FORM_USED = _("This form was already used. Reload the page and order again.")
+SSH_KEY_REQUIRED = _("Add an SSH key to your account: it is installed on the machines for you.")
 
 
 class OrderError(Exception):
@@ -166,11 +169,14 @@ def _new_number() -> str:
 
 
 def order_keys_required(*, order: Order) -> bool:
-    """Whether the order needs at least one SSH key before it is paid: its machines are set up
-    automatically, with its keys. Asked once the order exists in order_create's transaction,
-    so the answer may depend on the machines it holds; until hosts are modelled, the
-    ORDERS_SSH_KEY_REQUIRED setting answers for every order."""
-    return settings.ORDERS_SSH_KEY_REQUIRED
+    """Whether the order needs at least one SSH key before it is paid: some of its machines are
+    set up automatically (an `ssh` host), with its keys, or the ORDERS_SSH_KEY_REQUIRED setting
+    asks it of every order. Asked in order_create's transaction, once the slots are held."""
+    if settings.ORDERS_SSH_KEY_REQUIRED:
+        return True
+    return SlotHold.objects.filter(
+        order=order, released_at__isnull=True, host__provisioning=Host.Provisioning.SSH
+    ).exists()
 
 
 def _order_ssh_keys(*, user: User, ssh_key_ids: Collection[int] | None) -> list[SshKey]:
@@ -258,13 +264,10 @@ def order_create(
         if not order_slots_take(order=order, gpu=locked_gpu):
             raise RuntimeError("Slots counted free under the GPU lock could not be held.")
         keys = _order_ssh_keys(user=user, ssh_key_ids=ssh_key_ids)
-        if not keys and order_keys_required(order=order):
-            raise OrderError(
-                _("Add an SSH key to your account: it is installed on the machines for you."),
-                field="ssh_keys",
-                code="ssh_key_required",
-            )
         order.ssh_keys.set(keys)
+        # Every key source counts (orders.hooks), the account's keys being one of them.
+        if not keys and order_keys_required(order=order) and not order_public_keys(order=order):
+            raise OrderError(SSH_KEY_REQUIRED, field="ssh_keys", code="ssh_key_required")
         catalog_changed()  # its units are held from now on
         order_event_record(
             order=order,

@@ -13,11 +13,11 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import gettext_noop
 
-from accounts.models import User
+from accounts.models import SshKey, User
 from catalog.models import GpuModel
 from orders.hooks import order_provisioning_hold, order_public_keys
 from orders.hosts import Host
-from orders.models import Order, OrderEvent, OrderStatus
+from orders.models import NO_SSH_KEY_PROBLEM, Order, OrderEvent, OrderStatus
 from orders.provisioning.ssh import HostScriptError, HostUnreachable, host_script_run
 from orders.slots import Slot, free_slots, slots_by_host, slots_hold, slots_release
 from orders.tasks import order_provision_task
@@ -93,7 +93,10 @@ def order_provision(*, order: Order) -> bool:
         return order.status == S.ACTIVE or bool(order.access_host)
     keys = order_public_keys(order=order)
     if not keys:
-        raise ProvisioningError(gettext_noop("the order has no SSH public key"))
+        # Every key it named was deleted since (order_create refused it without one): retrying
+        # cannot help. Staff see it at once and the customer is asked for a key.
+        order_provisioning_flag(order=order, reason=gettext_noop(NO_SSH_KEY_PROBLEM))
+        return False
     user = host_account(order=order)
     hosts = order_hosts(order=order)
     for host, indices in hosts:
@@ -185,12 +188,19 @@ def order_provisioning_retry(*, order: Order, actor_user: User) -> None:
     with transaction.atomic():
         Order.objects.filter(pk=order.pk).update(provisioning_problem="")
         order.provisioning_problem = ""
+        data = {}
+        if not order.ssh_keys.exists():
+            # Its keys were deleted: it names the account's keys now (those added since), as
+            # an order does by default.
+            order.ssh_keys.set(SshKey.objects.filter(user_id=order.user_id))
+            data["ssh_keys"] = sorted(order.ssh_keys.values_list("pk", flat=True))
         order_event_record(
             order=order,
             kind=Kind.PROVISIONING,
             actor=Actor.STAFF,
             actor_user=actor_user,
             reason=gettext_noop("provisioning retried"),
+            data=data,
         )
         enqueue_after_commit(order_provision_task, order.pk)
 

@@ -4,6 +4,7 @@ import pytest
 
 from accounts.models import SshKey
 from accounts.services import MAX_SSH_KEYS_PER_USER, ssh_key_add
+from orders.models import Host, Order
 from tests.accounts.ssh import key_pair, public_key_of, quick_public_key, ssh_keygen_fingerprint
 
 pytestmark = pytest.mark.django_db
@@ -97,3 +98,13 @@ def test_a_replay_with_other_keys_is_an_idempotency_conflict(api, customer, orde
         "/api/v1/orders/", {**order_body, "ssh_keys": [laptop.pk]}, format="json", **headers
     )
     assert (first.status_code, again.status_code, other.status_code) == (201, 200, 409)
+
+
+def test_an_order_without_a_key_on_an_automatic_host_is_a_400_on_ssh_keys(api, gpu, order_body):
+    Host.objects.filter(gpu=gpu).update(provisioning=Host.Provisioning.SSH)
+    response = api.post("/api/v1/orders/", order_body, format="json")
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "ssh_key_required"
+    assert list(error["fields"]) == ["ssh_keys"]
+    assert not Order.objects.exists()

@@ -3,13 +3,16 @@
 import threading
 
 import pytest
+from django.core import mail
 from django.db import connection
 
 from accounts.models import SshKey
 from accounts.services import ssh_key_add, ssh_key_delete
 from catalog.models import Environment
-from orders.models import Order
+from orders.models import Host, Order, OrderStatus
+from orders.provisioning.services import order_provision, order_provisioning_retry
 from orders.services import OrderError, order_create
+from orders.stock import gpu_available_units
 from tests.accounts.ssh import quick_public_key
 from tests.factories import GpuModelFactory, UserFactory
 
@@ -24,6 +27,13 @@ def laptop(customer):
 @pytest.fixture
 def desktop(customer):
     return ssh_key_add(user=customer, name="Desktop", public_key=quick_public_key())
+
+
+@pytest.fixture
+def ssh_hosted(gpu):
+    """The GPU's machine is set up automatically, with the order's keys."""
+    Host.objects.filter(gpu=gpu).update(provisioning=Host.Provisioning.SSH)
+    return gpu
 
 
 def place(customer, gpu, pytorch, **kwargs) -> Order:
@@ -139,3 +149,74 @@ def test_a_key_deleted_while_an_order_names_it_leaves_no_broken_link(round_):
     assert not failures
     assert not SshKey.objects.filter(pk=ssh_key.pk).exists()
     assert not Order.ssh_keys.through.objects.exists()
+
+
+def test_an_order_on_an_automatically_provisioned_host_needs_a_key(
+    customer, ssh_hosted, pytorch, laptop
+):
+    with pytest.raises(OrderError) as refused:
+        place(customer, ssh_hosted, pytorch, ssh_key_ids=[])
+    assert (refused.value.field, refused.value.code) == ("ssh_keys", "ssh_key_required")
+    assert not Order.objects.exists()
+    assert gpu_available_units(gpu=ssh_hosted) == 8  # its slots went back with the refusal
+    assert list(place(customer, ssh_hosted, pytorch).ssh_keys.all()) == [laptop]
+
+
+def test_an_order_on_a_manual_host_may_name_no_key(customer, gpu, pytorch):
+    assert not place(customer, gpu, pytorch).ssh_keys.exists()
+
+
+@pytest.mark.parametrize(
+    ("language", "message", "link"),
+    [
+        ("fr", "Ajoutez une clé SSH à votre compte", "Ajouter une clé SSH"),
+        ("en", "Add an SSH key to your account", "Add an SSH key"),
+    ],
+)
+def test_the_configurator_asks_for_a_key_with_a_link_on_an_automatic_host(
+    client, customer, ssh_hosted, pytorch, language, message, link
+):
+    client.force_login(customer)
+    form = {"environment": "pytorch", "quantity": "1", "term": "7", "ssh_keys_shown": "1"}
+    response = client.post(f"/{language}/gpus/{ssh_hosted.slug}/configure/", form)
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert message in page
+    assert f'href="/{language}/account/ssh-keys/?next=' in page and link in page
+    assert not Order.objects.exists()
+
+
+def paid_then_provisioned(order: Order) -> bool:
+    """The order is paid and the provisioning task runs (no host is reached without a key)."""
+    Order.objects.filter(pk=order.pk).update(status=OrderStatus.PAID)
+    order.refresh_from_db()
+    return order_provision(order=order)
+
+
+def test_keys_deleted_after_ordering_are_not_installed_the_customer_is_asked_for_one(
+    client, customer, staff, ssh_hosted, pytorch, laptop, worker_runs, settings
+):
+    settings.SITE_URL = "https://gpu.example.com"
+    order = place(customer, ssh_hosted, pytorch)
+    ssh_key_delete(ssh_key=laptop)
+    with worker_runs():
+        assert paid_then_provisioned(order) is False
+
+    # Flagged at once, without retries that cannot help: staff see it, the customer is told.
+    order.refresh_from_db()
+    assert order.status == OrderStatus.PROVISIONING
+    assert order.lacks_ssh_key
+    assert order.events.filter(reason="the order has no SSH public key").count() == 1
+    (message,) = mail.outbox
+    assert "ont été retirées de votre compte" in message.body
+    assert "https://gpu.example.com/fr/account/ssh-keys/" in message.body
+    client.force_login(customer)
+    page = client.get(f"/en/account/orders/{order.number}/").content.decode()
+    assert "were removed from your account" in page
+    assert 'href="/en/account/ssh-keys/"' in page
+
+    # The customer adds a key and writes in; the staff retry names it for the order.
+    new_key = ssh_key_add(user=customer, name="New laptop", public_key=quick_public_key())
+    order_provisioning_retry(order=order, actor_user=staff)
+    assert list(order.ssh_keys.all()) == [new_key]
+    assert order.events.get(reason="provisioning retried").data == {"ssh_keys": [new_key.pk]}
