@@ -1,5 +1,7 @@
 import pytest
 
+# The API's key-holding clients, as the API tests use them.
+from tests.api.conftest import api, customer_key, outsider_api  # noqa: F401
 from tests.factories import UserFactory
 
 # The three buyers French law distinguishes on an invoice.
