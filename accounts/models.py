@@ -106,14 +106,24 @@ class User(AbstractUser):
 
     # Billing details, optional: a business gets them on its invoices (and, with an EU VAT
     # number from outside France, VAT reverse-charged).
-    company_name = models.CharField(_("company name"), max_length=150, blank=True)
+    # db_default: rows written by code that predates the fields (older migrations' states)
+    # get them empty too.
+    company_name = models.CharField(
+        _("company name"), max_length=150, blank=True, default="", db_default=""
+    )
     billing_address = models.TextField(
-        _("billing address"), blank=True, help_text=_("Street, postcode and city.")
+        _("billing address"),
+        blank=True,
+        default="",
+        db_default="",
+        help_text=_("Street, postcode and city."),
     )
     country = models.CharField(
         _("country"),
         max_length=2,
         blank=True,
+        default="",
+        db_default="",
         validators=[validate_country],
         help_text=_("Two-letter code, e.g. FR."),
     )
@@ -121,6 +131,8 @@ class User(AbstractUser):
         _("VAT number"),
         max_length=20,
         blank=True,
+        default="",
+        db_default="",
         validators=[validate_vat_number],
         help_text=_("Intra-community VAT number, e.g. FR40303265045."),
     )
