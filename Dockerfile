@@ -1,7 +1,9 @@
 FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 WORKDIR /app
-RUN apt-get update && apt-get install -y --no-install-recommends gettext && rm -rf /var/lib/apt/lists/*
+# Pango and a font: WeasyPrint draws the invoices' PDF with them.
+RUN apt-get update && apt-get install -y --no-install-recommends gettext libpango-1.0-0 \
+    libpangoft2-1.0-0 fonts-dejavu-core && rm -rf /var/lib/apt/lists/*
 COPY requirements.lock .
 RUN pip install --no-cache-dir -r requirements.lock
 COPY . .

@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 MANAGE := $(BIN)/python manage.py
-APPS := accounts catalog orders payments api
+APPS := accounts catalog orders payments billing api
 
 .PHONY: run test lint format messages compilemessages lock deps bench services-check system-packages contracts clean
 
@@ -43,9 +43,15 @@ run: deps compilemessages
 # the translations, ssh-keygen to check SSH key fingerprints against OpenSSH's own.
 # Each entry is command:package.
 SYSTEM_PACKAGES := chromium:chromium docker-compose:docker-compose msgfmt:gettext java:default-jre-headless ssh-keygen:openssh-client sshd:openssh-server
+# Libraries have no command: each entry is library:package, found through ldconfig
+# (Pango for WeasyPrint's invoice PDFs, and the font it embeds).
+SYSTEM_LIBRARIES := libpango-1.0.so:libpango-1.0-0 libpangoft2-1.0.so:libpangoft2-1.0-0
 system-packages:
 	@missing=""; for entry in $(SYSTEM_PACKAGES); do \
 		command -v $${entry%%:*} >/dev/null || missing="$$missing $${entry##*:}"; done; \
+	for entry in $(SYSTEM_LIBRARIES); do \
+		ldconfig -p | grep -q "$${entry%%:*}" || missing="$$missing $${entry##*:}"; done; \
+	test -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf || missing="$$missing fonts-dejavu-core"; \
 	if [ -n "$$missing" ]; then apt-get update -qq && apt-get install -y -qq $$missing; fi
 
 services-check: $(BIN)/.installed

@@ -4,7 +4,7 @@ from django.utils import translation
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from accounts.models import User, time_zone_names
+from accounts.models import User, time_zone_names, vat_number_normalise
 
 
 class SignupForm(forms.Form):
@@ -46,7 +46,29 @@ class ProfileForm(forms.ModelForm):
 
     class Meta:
         model = User
-        fields = ["first_name", "last_name", "language", "time_zone"]
+        fields = [
+            "first_name",
+            "last_name",
+            "language",
+            "time_zone",
+            "company_name",
+            "billing_address",
+            "country",
+            "vat_number",
+        ]
+        widgets = {"billing_address": forms.Textarea(attrs={"rows": 3})}
+
+    def clean_country(self) -> str:
+        return self.cleaned_data["country"].upper()
+
+    def clean_vat_number(self) -> str:
+        return vat_number_normalise(self.cleaned_data["vat_number"])
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        if cleaned.get("vat_number") and not cleaned.get("company_name"):
+            self.add_error("company_name", _("Give the company the VAT number belongs to."))
+        return cleaned
 
 
 class KeyIdForm(forms.Form):

@@ -6,6 +6,8 @@ from django.contrib.auth.models import AbstractUser, BaseUserManager
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils.translation import gettext_lazy as _
+from stdnum.eu import vat as eu_vat
+from stdnum.exceptions import ValidationError as NumberInvalid
 
 from accounts.ssh_keys import ssh_key_kind
 
@@ -45,6 +47,36 @@ def validate_time_zone(value: str) -> None:
         )
 
 
+def vat_number_normalise(value: str) -> str:
+    """An EU VAT number as printed on invoices ("FR 40 303 265 045" -> "FR40303265045"), or
+    ValidationError: the country prefix of an EU member state, then a number that passes that
+    country's check digits."""
+    if not value:
+        return ""
+    try:
+        return eu_vat.validate(value)
+    except NumberInvalid:
+        raise ValidationError(
+            _(
+                "“%(number)s” is not an EU VAT number: it starts with the country code "
+                "(FR, DE, IT…) followed by the number, as on your VAT registration."
+            ),
+            params={"number": value},
+            code="invalid",
+        ) from None
+
+
+def validate_vat_number(value: str) -> None:
+    vat_number_normalise(value)
+
+
+def validate_country(value: str) -> None:
+    if value and not (len(value) == 2 and value.isascii() and value.isalpha()):
+        raise ValidationError(
+            _("Give the two-letter country code, e.g. FR, DE or BE."), code="invalid"
+        )
+
+
 class User(AbstractUser):
     """A customer or a staff member. The e-mail is the login.
 
@@ -72,6 +104,39 @@ class User(AbstractUser):
         help_text=_("Times on the site are shown in this zone."),
     )
 
+    # Billing details, optional: a business gets them on its invoices (and, with an EU VAT
+    # number from outside France, VAT reverse-charged).
+    # db_default: rows written by code that predates the fields (older migrations' states)
+    # get them empty too.
+    company_name = models.CharField(
+        _("company name"), max_length=150, blank=True, default="", db_default=""
+    )
+    billing_address = models.TextField(
+        _("billing address"),
+        blank=True,
+        default="",
+        db_default="",
+        help_text=_("Street, postcode and city."),
+    )
+    country = models.CharField(
+        _("country"),
+        max_length=2,
+        blank=True,
+        default="",
+        db_default="",
+        validators=[validate_country],
+        help_text=_("Two-letter code, e.g. FR."),
+    )
+    vat_number = models.CharField(
+        _("VAT number"),
+        max_length=20,
+        blank=True,
+        default="",
+        db_default="",
+        validators=[validate_vat_number],
+        help_text=_("Intra-community VAT number, e.g. FR40303265045."),
+    )
+
     USERNAME_FIELD = "email"
     REQUIRED_FIELDS = ["first_name", "last_name"]
 
@@ -83,6 +148,10 @@ class User(AbstractUser):
 
     def __str__(self) -> str:
         return self.email
+
+    @property
+    def is_business(self) -> bool:
+        return bool(self.company_name or self.vat_number)
 
     @property
     def zone(self) -> zoneinfo.ZoneInfo | None:

@@ -1,7 +1,7 @@
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from api.views import catalog, orders, payments, refunds, ssh_keys, webhooks
+from api.views import catalog, invoices, orders, payments, refunds, ssh_keys, webhooks
 
 app_name = "api"
 
@@ -20,6 +20,8 @@ v1 = [
         refunds.OrderRefundAddressApi.as_view(),
         name="order-refund-address",
     ),
+    path("invoices/", invoices.InvoiceListApi.as_view(), name="invoice-list"),
+    path("invoices/<slug:number>/pdf/", invoices.InvoicePdfApi.as_view(), name="invoice-pdf"),
     path("ssh-keys/", ssh_keys.SshKeyListApi.as_view(), name="ssh-key-list"),
     path("ssh-keys/<int:key_id>/", ssh_keys.SshKeyDetailApi.as_view(), name="ssh-key-detail"),
     path("webhooks/", webhooks.WebhookEndpointListApi.as_view(), name="webhook-list"),

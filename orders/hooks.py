@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from orders.models import Order
+from orders.models import Order, OrderEvent
 from rental.hooks import Hooks
 
 
@@ -38,6 +38,9 @@ public_key_sources: Hooks[Callable[..., list[str]]] = Hooks()
 page_sections: Hooks[Callable[..., PageSection]] = Hooks()
 # section(order=) -> what the app adds to the order's e-mails (a text template), or None.
 email_sections: Hooks[Callable[..., PageSection | None]] = Hooks()
+# files(event=) -> [(filename, content, mimetype)] attached to the e-mail of that order event
+# (the invoice's PDF to the "paid" one).
+email_attachments: Hooks[Callable[..., list[tuple[str, bytes, str]]]] = Hooks()
 
 
 def order_may_expire(*, order: Order, now: datetime) -> bool:
@@ -72,3 +75,7 @@ def order_page_sections(
 
 def order_email_sections(*, order: Order) -> list[PageSection]:
     return [section for hook in email_sections if (section := hook(order=order)) is not None]
+
+
+def order_email_attachments(*, event: OrderEvent) -> list[tuple[str, bytes, str]]:
+    return [attachment for hook in email_attachments for attachment in hook(event=event)]

@@ -2,7 +2,7 @@
 called by the dispatch after the event's claim commits, so each e-mail goes at most once."""
 
 from accounts.mail import user_mail
-from orders.hooks import order_email_sections
+from orders.hooks import order_email_attachments, order_email_sections
 from orders.models import OrderEvent, OrderStatus
 from orders.reminders import ENDING_SOON
 
@@ -37,4 +37,7 @@ def order_event_email(*, event: OrderEvent) -> None:
         # Already in a worker (the event's dispatch task): sent here, not queued again.
         order = event.order
         context = {"order": order, "event": event, "sections": order_email_sections(order=order)}
-        user_mail(user=order.user, template=f"orders/email/{template}", context=context).send()
+        message = user_mail(user=order.user, template=f"orders/email/{template}", context=context)
+        for filename, content, mimetype in order_email_attachments(event=event):
+            message.attach(filename, content, mimetype)
+        message.send()

@@ -8,7 +8,12 @@ import environ
 from csp.constants import NONE, SELF
 from django.utils.translation import gettext_lazy as _
 
-from rental.settings.environment import PaymentSettings, RentalSettings, StoreSettings
+from rental.settings.environment import (
+    BillingSettings,
+    PaymentSettings,
+    RentalSettings,
+    StoreSettings,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -19,6 +24,7 @@ environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 _payments = PaymentSettings.from_environment()
 _store = StoreSettings.from_environment()
 _rental = RentalSettings.from_environment()
+_billing = BillingSettings.from_environment()
 
 SECRET_KEY = env("DJANGO_SECRET_KEY", default="insecure-local-development-key-change-me")
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
@@ -46,6 +52,7 @@ INSTALLED_APPS = [
     "catalog",
     "orders",
     "payments",
+    "billing",
     "api",
 ]
 
@@ -377,6 +384,23 @@ ORDERS_SSH_KEY_REQUIRED = _rental.ORDERS_SSH_KEY_REQUIRED
 # Lets a monitor read /healthz's details without a staff session.
 HEALTHZ_TOKEN = _store.HEALTHZ_TOKEN
 
+# --- Invoices (billing/) -----------------------------------------------------------
+# The seller's legal mentions and the VAT rule, copied onto each invoice when it is issued.
+BILLING_SELLER = {
+    "name": _billing.BILLING_SELLER_NAME,
+    "legal_form": _billing.BILLING_SELLER_LEGAL_FORM,
+    "street": _billing.BILLING_SELLER_STREET,
+    "postcode": _billing.BILLING_SELLER_POSTCODE,
+    "city": _billing.BILLING_SELLER_CITY,
+    "country": _billing.BILLING_SELLER_COUNTRY,
+    "siren": _billing.BILLING_SELLER_SIREN,
+    "siret": _billing.BILLING_SELLER_SIRET,
+    "rcs": _billing.BILLING_SELLER_RCS,
+    "vat_number": _billing.BILLING_SELLER_VAT_NUMBER,
+}
+BILLING_VAT_RATE = _billing.BILLING_VAT_RATE
+BILLING_VAT_FRANCHISE = _billing.BILLING_VAT_FRANCHISE
+
 # --- Partner REST API (api/) -----------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -462,4 +486,8 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
+    # The invoice PDF's libraries narrate every step at INFO.
+    "loggers": {
+        name: {"level": "WARNING"} for name in ("weasyprint", "weasyprint.progress", "factur-x")
+    },
 }

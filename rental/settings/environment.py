@@ -119,6 +119,34 @@ class StoreSettings(EnvironmentSettings):
     TRUSTED_PROXY_COUNT: int = Field(0, ge=0, le=5)
 
 
+class BillingSettings(EnvironmentSettings):
+    """The seller printed on every invoice (billing app) and the VAT it charges. The defaults
+    name a dev store: production sets its own from the company's Kbis extract."""
+
+    BILLING_SELLER_NAME: str = Field("LocaGPU", min_length=1, max_length=120)
+    BILLING_SELLER_LEGAL_FORM: str = Field("SAS au capital de 10 000 €", min_length=1)
+    BILLING_SELLER_STREET: str = Field("10 rue de l'Exemple", min_length=1)
+    BILLING_SELLER_POSTCODE: str = Field("75002", pattern=r"^[0-9A-Z -]{3,10}$")
+    BILLING_SELLER_CITY: str = Field("Paris", min_length=1)
+    BILLING_SELLER_COUNTRY: str = Field("FR", pattern=r"^[A-Z]{2}$")
+    BILLING_SELLER_SIREN: str = Field("123456782", pattern=r"^[0-9]{9}$")
+    BILLING_SELLER_SIRET: str = Field("12345678200002", pattern=r"^[0-9]{14}$")
+    BILLING_SELLER_RCS: str = Field("RCS Paris 123 456 782", min_length=1)
+    BILLING_SELLER_VAT_NUMBER: str = Field("FR11123456782", pattern=r"^[A-Z]{2}[0-9A-Z]{2,13}$")
+    # Percent, e.g. 20 (the French standard rate) or 5.5.
+    BILLING_VAT_RATE: Decimal = Field(Decimal(20), ge=0, lt=100, decimal_places=2)
+    # Franchise en base (art. 293 B du CGI): no VAT charged, the invoice says why.
+    BILLING_VAT_FRANCHISE: bool = False
+
+    @field_validator("BILLING_SELLER_SIRET")
+    @classmethod
+    def _siret_of_siren(cls, value: str, info: ValidationInfo) -> str:
+        siren = info.data.get("BILLING_SELLER_SIREN")
+        if siren is not None and not value.startswith(siren):
+            raise ValueError("must start with BILLING_SELLER_SIREN")
+        return value
+
+
 class ProductionSettings(EnvironmentSettings):
     """What production refuses to start without: no SQLite, no filesystem broker or cache,
     no guessed host names, and links in e-mails that are https."""

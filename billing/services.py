@@ -1,0 +1,200 @@
+"""Issuing invoices and credit notes. Nobody issues them by hand: the order event that marks
+an order paid issues its invoice, the one that marks it refunded its credit note
+(billing_on_event, subscribed to orders.events.with_claim in BillingConfig.ready). Both run
+inside the transaction that claims the event, so a document commits with the claim or not at
+all, and is made once."""
+
+from datetime import date, timedelta
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone, translation
+from django.utils.translation import gettext
+
+from billing.amounts import UNIT_PRICE, vat_mode_for, vat_split
+from billing.models import PREFIXES, BillingDocument, BillingSequence, DocumentKind
+from orders.models import Order, OrderEvent, OrderStatus
+from payments.models import Invoice, Transfer
+
+# The legal documents are written in French, whatever the customer's language.
+DOCUMENT_LANGUAGE = "fr"
+
+
+def billing_on_event(*, event: OrderEvent) -> None:
+    if event.kind != OrderEvent.Kind.STATUS:
+        return
+    if event.new_status == OrderStatus.PAID:
+        invoice_issue(order=event.order)
+    elif event.new_status == OrderStatus.REFUNDED:
+        invoice = BillingDocument.objects.filter(
+            order_id=event.order_id, kind=DocumentKind.INVOICE
+        ).first()
+        if invoice is not None:
+            credit_note_issue(invoice=invoice)
+
+
+def _number_allocate(*, kind: str, year: int) -> tuple[str, int]:
+    """The next number of the (kind, year) sequence; its row stays locked until the caller's
+    transaction ends, so the next issuer waits for this document to commit or roll back."""
+    BillingSequence.objects.bulk_create(
+        [BillingSequence(kind=kind, year=year)], ignore_conflicts=True
+    )
+    sequence = BillingSequence.objects.select_for_update().get(kind=kind, year=year)
+    sequence.last_number += 1
+    sequence.save(update_fields=["last_number"])
+    number = f"{PREFIXES[DocumentKind(kind)]}-{year}-{sequence.last_number:06d}"
+    return number, sequence.last_number
+
+
+def order_description(*, order: Order) -> str:
+    """What the invoice line says was sold (extensions will say which rental they extend)."""
+    with translation.override(DOCUMENT_LANGUAGE):
+        return gettext(
+            "Rental: %(quantity)s GPU %(gpu)s for %(days)s days, %(environment)s environment "
+            "(order %(number)s)"
+        ) % {
+            "quantity": order.quantity,
+            "gpu": order.gpu.name,
+            "days": order.term_days,
+            "environment": order.environment.name,
+            "number": order.number,
+        }
+
+
+def _service_period(*, order: Order, issued_on: date) -> tuple[date, date]:
+    start = timezone.localdate(order.activated_at) if order.activated_at else issued_on
+    return start, start + timedelta(days=order.term_days)
+
+
+def _buyer(order: Order) -> dict:
+    user = order.user
+    return {
+        "name": f"{user.first_name} {user.last_name}".strip(),
+        "email": user.email,
+        "company_name": user.company_name,
+        "billing_address": user.billing_address,
+        "country": user.country or user.vat_number[:2].replace("EL", "GR"),
+        "vat_number": user.vat_number,
+    }
+
+
+def _payment(order: Order) -> dict:
+    """What paid the order: the asset, its network, the credited transactions and the rate
+    locked when the payment request was issued."""
+    invoice = (
+        Invoice.objects.filter(order=order, amount_received__gt=0)
+        .select_related("asset__chain", "rate")
+        .order_by("-status", "-created_at")  # "paid" before "open" and "closed"
+        .first()
+    )
+    if invoice is None:
+        return {}
+    asset = invoice.asset
+    tx_hashes = list(
+        dict.fromkeys(
+            invoice.transfers.filter(
+                disposition=Transfer.Disposition.CREDIT, status=Transfer.Status.CONFIRMED
+            ).values_list("tx_hash", flat=True)
+        )
+    )
+    received = invoice.amount_received / Decimal(10) ** asset.decimals
+    return {
+        "asset": asset.slug,
+        "symbol": asset.symbol,
+        "network": asset.chain.name,
+        "chain_id": asset.chain.chain_id,
+        "amount": f"{received.normalize():f}",
+        "tx_hashes": tx_hashes,
+        "rate": str(invoice.locked_rate),
+        "rate_currency": invoice.currency,
+        "rate_source": invoice.rate.source,
+        "rate_kind": invoice.rate.kind,
+        "rate_at": invoice.rate.fetched_at.isoformat(),
+        "marked_by_staff": invoice.marked,
+    }
+
+
+def invoice_issue(*, order: Order) -> BillingDocument:
+    """The order's invoice, issued now from what the order, its buyer and its payment say."""
+    with transaction.atomic():
+        existing = BillingDocument.objects.filter(order=order, kind=DocumentKind.INVOICE).first()
+        if existing is not None:
+            return existing
+        order = Order.objects.select_related("user", "gpu", "environment").get(pk=order.pk)
+        seller = dict(settings.BILLING_SELLER)
+        buyer = _buyer(order)
+        mode = vat_mode_for(
+            buyer_vat_number=buyer["vat_number"],
+            seller_country=seller["country"],
+            franchise=settings.BILLING_VAT_FRANCHISE,
+        )
+        split = vat_split(total=order.total, mode=mode, rate=settings.BILLING_VAT_RATE)
+        quantity = order.quantity * order.term_days
+        line = {
+            "description": order_description(order=order),
+            "quantity": str(quantity),
+            "unit": "day",
+            "unit_price_excl_vat": str(split.excl_vat(order.daily_rate, UNIT_PRICE)),
+            "total_excl_vat": str(split.total_excl_vat),
+        }
+        issued_at = timezone.now()
+        issued_on = timezone.localdate(issued_at)
+        start, end = _service_period(order=order, issued_on=issued_on)
+        number, sequence_number = _number_allocate(kind=DocumentKind.INVOICE, year=issued_on.year)
+        return BillingDocument.objects.create(
+            kind=DocumentKind.INVOICE,
+            number=number,
+            year=issued_on.year,
+            sequence_number=sequence_number,
+            order=order,
+            user=order.user,
+            issued_at=issued_at,
+            service_start=start,
+            service_end=end,
+            seller=seller,
+            buyer=buyer,
+            lines=[line],
+            vat_mode=split.mode,
+            vat_rate=split.rate,
+            total_excl_vat=split.total_excl_vat,
+            vat_amount=split.vat_amount,
+            total=split.total,
+            currency=order.currency,
+            payment=_payment(order),
+        )
+
+
+def credit_note_issue(*, invoice: BillingDocument) -> BillingDocument:
+    """A credit note cancelling `invoice` in full: the invoice itself never changes."""
+    with transaction.atomic():
+        existing = BillingDocument.objects.filter(
+            order_id=invoice.order_id, kind=DocumentKind.CREDIT_NOTE
+        ).first()
+        if existing is not None:
+            return existing
+        issued_at = timezone.now()
+        year = timezone.localdate(issued_at).year
+        number, sequence_number = _number_allocate(kind=DocumentKind.CREDIT_NOTE, year=year)
+        return BillingDocument.objects.create(
+            kind=DocumentKind.CREDIT_NOTE,
+            number=number,
+            year=year,
+            sequence_number=sequence_number,
+            order_id=invoice.order_id,
+            user_id=invoice.user_id,
+            credited_invoice=invoice,
+            issued_at=issued_at,
+            service_start=invoice.service_start,
+            service_end=invoice.service_end,
+            seller=invoice.seller,
+            buyer=invoice.buyer,
+            lines=invoice.lines,
+            vat_mode=invoice.vat_mode,
+            vat_rate=invoice.vat_rate,
+            total_excl_vat=invoice.total_excl_vat,
+            vat_amount=invoice.vat_amount,
+            total=invoice.total,
+            currency=invoice.currency,
+            payment=invoice.payment,
+        )

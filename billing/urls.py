@@ -1,0 +1,11 @@
+from django.urls import path
+
+from billing import views
+
+app_name = "billing"
+
+urlpatterns = [
+    path("", views.document_list, name="list"),
+    path("<str:number>/", views.document_detail, name="detail"),
+    path("<str:number>/pdf/", views.document_pdf_download, name="pdf"),
+]

@@ -1,0 +1,109 @@
+"""Invoices are issued by the event that marks an order paid, numbered from one gap-free
+sequence per year even when payments settle at once; a refund issues a credit note; an
+issued document never changes."""
+
+import threading
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from billing.models import BillingDocument, BillingSequence, DocumentImmutable
+from billing.services import billing_on_event
+from orders.models import OrderStatus
+from orders.services import order_refund
+from payments.models import Transfer
+from payments.settlement import invoice_settle
+from tests.billing.helpers import order_paid
+from tests.payments.helpers import order_with_invoice, transfer_recorded
+
+
+@pytest.mark.django_db(transaction=True)
+def test_twenty_payments_settling_at_once_get_twenty_invoices_without_gap(usdc, celery_eager):
+    invoices = []
+    for n in range(20):
+        invoice = order_with_invoice(usdc)
+        transfer = transfer_recorded(invoice, status=Transfer.Status.CONFIRMED)
+        Transfer.objects.filter(pk=transfer.pk).update(tx_hash=f"0x{n:064x}")
+        invoices.append(invoice)
+    start = threading.Barrier(len(invoices))
+    errors = []
+
+    def settle(invoice):
+        try:
+            start.wait()
+            # Commits, then dispatches the "paid" event inline (eager): the invoice is issued
+            # in the transaction that claims it, on this thread's own connection.
+            invoice_settle(invoice_id=invoice.pk)
+        except Exception as error:
+            errors.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=settle, args=(each,)) for each in invoices]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert errors == []
+    year = timezone.localdate().year
+    documents = BillingDocument.objects.filter(kind="invoice")
+    assert sorted(documents.values_list("number", flat=True)) == [
+        f"F-{year}-{n:06d}" for n in range(1, 21)
+    ]
+    assert {d.order.status for d in documents} == {OrderStatus.PAID}
+    assert documents.values("order").distinct().count() == 20
+    assert BillingSequence.objects.get(kind="invoice", year=year).last_number == 20
+    # Each invoice names the transaction that paid its own order.
+    for document in documents:
+        invoice = document.order.invoices.get()
+        assert document.payment["tx_hashes"] == [invoice.transfers.get().tx_hash]
+
+
+def test_a_refund_issues_a_credit_note_that_names_the_invoice(usdc, customer, staff, worker_runs):
+    with worker_runs():
+        order = order_paid(usdc, user=customer)
+    invoice = BillingDocument.objects.get(order=order)
+
+    with worker_runs():
+        assert order_refund(order=order, actor_user=staff, reason="GPU failed")
+
+    credit_note = BillingDocument.objects.get(order=order, kind="credit_note")
+    year = timezone.localdate().year
+    assert credit_note.number == f"AV-{year}-000001"
+    assert credit_note.credited_invoice == invoice
+    assert (credit_note.total, credit_note.vat_amount) == (invoice.total, invoice.vat_amount)
+    # The invoice itself is as it was issued.
+    assert BillingDocument.objects.get(pk=invoice.pk).number == invoice.number
+
+
+def test_an_invoice_is_issued_once_even_if_the_paid_event_is_handled_again(usdc, worker_runs):
+    with worker_runs():
+        order = order_paid(usdc)
+    paid_event = order.events.get(new_status=OrderStatus.PAID, kind="status")
+    billing_on_event(event=paid_event)
+    assert BillingDocument.objects.filter(order=order).count() == 1
+
+
+def test_an_unpaid_order_has_no_invoice(usdc, worker_runs):
+    with worker_runs():
+        invoice = order_with_invoice(usdc)
+    assert not BillingDocument.objects.filter(order=invoice.order).exists()
+
+
+def test_an_issued_document_cannot_be_changed_or_deleted(usdc, worker_runs):
+    with worker_runs():
+        order = order_paid(usdc)
+    document = BillingDocument.objects.get(order=order)
+
+    document.total = 1
+    with pytest.raises(DocumentImmutable):
+        document.save()
+    with pytest.raises(DocumentImmutable):
+        document.delete()
+    with pytest.raises(DocumentImmutable):
+        BillingDocument.objects.filter(pk=document.pk).update(total=1)
+    with pytest.raises(DocumentImmutable):
+        BillingDocument.objects.filter(pk=document.pk).delete()
+    assert BillingDocument.objects.get(pk=document.pk).total == order.total
