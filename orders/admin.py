@@ -150,7 +150,7 @@ class OrderAdmin(admin.ModelAdmin):
     date_hierarchy = "created_at"
     inlines = [OrderSlotInline, OrderEventInline]
     fieldsets = [
-        (None, {"fields": ["number", "user", "status", "staff_actions"]}),
+        (None, {"fields": ["number", "user", "status", "extends", "staff_actions"]}),
         (
             _("Configuration"),
             {

@@ -42,6 +42,8 @@ from orders.transitions import order_event_record, order_transition
 
 S = OrderStatus
 Actor = OrderEvent.Actor
+# An order in these statuses was never paid, so never extended.
+NEVER_PAID = (S.AWAITING_PAYMENT, S.CONFIRMING, S.EXPIRED, S.CANCELLED)
 # Too close to the end for a payment to be seen in time.
 MIN_TIME_LEFT = timedelta(minutes=15)
 
@@ -179,8 +181,8 @@ def extension_create(
 def extension_page_context(*, order: Order) -> dict:
     """What the order page shows about extensions: for a rental, its extensions and (while it
     may be extended) the priced terms or why not; for an extension, nothing more than itself."""
-    if order.is_extension:
-        return {}
+    if order.is_extension or order.status in NEVER_PAID:
+        return {}  # an order never paid has no extensions: no query for the unpaid page
     extensions = rental_extensions(rental=order)
     refusal = extension_refusal(rental=order)
     offerable = order.status in EXTENDABLE_STATUSES

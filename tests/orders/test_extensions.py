@@ -268,6 +268,7 @@ def test_extending_on_the_page_leads_to_the_extensions_payment(client, customer,
     page = client.get(response["Location"]).content.decode()
     assert f"Prolongation de {rental.number} (+7 jours)" in page
     assert 'data-testid="payment-section"' in page
+    assert 'id="journal-title"' not in page  # no machines of its own: no journal card
     assert 'id="prolonger"' not in page
 
     rental_page = client.get(f"/fr/account/orders/{rental.number}/").content.decode()
