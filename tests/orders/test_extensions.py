@@ -63,6 +63,7 @@ def test_an_extension_paid_on_chain_before_the_end_moves_the_end_on_the_same_slo
 ):
     webhook_endpoint_create(user=customer, url=f"{receiver.url}/hook", events=["order.extended"])
     rental = _active(customer, gpu, left=timedelta(days=2))
+    Order.objects.filter(pk=rental.pk).update(ending_notice_sent_at=timezone.now())
     end, holds = rental.ends_at, _holds(rental)
     extension = extension_create(rental=rental, user=customer, term_days=7)
     assert (extension.extends, extension.quantity, extension.daily_rate) == (rental, 2, 72)
@@ -82,6 +83,7 @@ def test_an_extension_paid_on_chain_before_the_end_moves_the_end_on_the_same_slo
     assert rental.status == S.ACTIVE and rental.ends_at == end + timedelta(days=7)
     assert _holds(rental) == holds
     assert {name: getattr(rental, name) for name in ACCESS} == ACCESS
+    assert rental.ending_notice_sent_at is None  # the reminders start again from the new end
     extended = rental.events.get(kind=Kind.EXTENDED)
     assert extended.data == {
         "extension": extension.number,
@@ -297,3 +299,17 @@ def test_a_bad_term_on_the_page_is_refused_with_a_message(client, customer, gpu)
     )
     assert "Choisissez une durée de 3, 7 ou 30 jours." in response.content.decode()
     assert not rental.extensions.exists()
+
+
+def test_the_customer_is_told_of_the_extension_to_pay_and_of_its_expiry(customer, gpu, worker_runs):
+    rental = _active(customer, gpu, left=timedelta(minutes=20))
+    with worker_runs():
+        extension = extension_create(rental=rental, user=customer, term_days=3)
+    with worker_runs():
+        orders_expire(now=rental.ends_at + timedelta(seconds=1))
+    assert [message.subject for message in mail.outbox] == [
+        f"Prolongation {extension.number} de la location {rental.number} reçue",
+        f"Prolongation {extension.number} expirée sans paiement",
+    ]
+    assert "3 jours de plus" in mail.outbox[0].body
+    assert "se termine comme prévu" in mail.outbox[1].body
