@@ -25,6 +25,10 @@ CONFLICT_CODES = {
     "payment_received",
     "stale_rate",
     "busy",
+    "not_extendable",
+    "is_extension",
+    "ends_soon",
+    "extension_pending",
 }
 # The request field a PaymentError is about, by its code.
 PAYMENT_ERROR_FIELDS = {"asset": "asset", "stale_rate": "asset", "tx_hash": "tx_hash"}

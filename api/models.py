@@ -63,6 +63,7 @@ class WebhookEvent(models.TextChoices):
     ORDER_PROVISIONING = "order.provisioning", _("Host preparation")
     ORDER_PROVISIONING_FAILED = "order.provisioning_failed", _("Host preparation failed")
     ORDER_ENVIRONMENT_CONFIRMED = "order.environment_confirmed", _("Custom environment confirmed")
+    ORDER_EXTENDED = "order.extended", _("Rental extended")
     ORDER_ACCESS_REVOKED = "order.access_revoked", _("Access revoked")
     ORDER_DATA_PURGED = "order.data_purged", _("Rental data removed")
     ORDER_NOTE = "order.note", _("Note")

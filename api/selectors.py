@@ -47,9 +47,10 @@ def api_payment_assets() -> QuerySet[Asset]:
 def api_orders_for_user(*, user: User, status: str | None = None) -> QuerySet[Order]:
     orders = (
         Order.objects.filter(user=user)
-        .select_related("gpu", "environment")
+        .select_related("gpu", "environment", "extends")
         .prefetch_related(
             "events",
+            Prefetch("extensions", queryset=Order.objects.order_by("created_at", "pk")),
             "ssh_keys",
             Prefetch("slot_holds", queryset=SlotHold.objects.select_related("host")),
             Prefetch("invoices", queryset=invoices_with_progress()),

@@ -205,6 +205,16 @@ class OrderOutputSerializer(serializers.Serializer):
     ssh_keys = serializers.SerializerMethodField(
         help_text="Ids of the SSH keys installed on the machines (`GET /ssh-keys/`)."
     )
+    extends = serializers.CharField(
+        source="extends.number",
+        allow_null=True,
+        default=None,
+        help_text="For an extension: the number of the rental it extends; null for a rental.",
+    )
+    extensions = serializers.SerializerMethodField(
+        help_text="The numbers of the rental's extensions, oldest first (`POST "
+        "/orders/{number}/extensions/`); once paid, each moved `ends_at` by its `term_days`."
+    )
     events = OrderEventOutputSerializer(many=True, help_text="The timeline, oldest first.")
     slots = serializers.SerializerMethodField(
         help_text="The GPUs the order holds, by host (one host when one had enough free); "
@@ -233,6 +243,10 @@ class OrderOutputSerializer(serializers.Serializer):
     def get_journal(self, order: Order) -> dict | None:
         card = order_journal(order=order)
         return journal_data(card) if card else None
+
+    def get_extensions(self, order: Order) -> list[str]:
+        extensions = sorted(order.extensions.all(), key=lambda each: (each.created_at, each.pk))
+        return [extension.number for extension in extensions]
 
     def get_ssh_keys(self, order: Order) -> list[int]:
         return [key.pk for key in order.ssh_keys.all()]

@@ -1,9 +1,9 @@
-"""Writes behind the order endpoints: an order and its invoice in one transaction, once per
-idempotency key."""
+"""Writes behind the order endpoints: an order (or an extension) and its invoice in one
+transaction, once per idempotency key."""
 
 import hashlib
 import json
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
@@ -11,6 +11,7 @@ from django.db import IntegrityError, transaction
 from accounts.models import ApiKey, User
 from api.models import IdempotencyRecord
 from catalog.models import Environment, GpuModel
+from orders.extensions import extension_create
 from orders.models import Order, OrderEvent
 from orders.services import order_create
 from payments.models import Asset
@@ -56,6 +57,13 @@ def order_request_hash(
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def extension_request_hash(*, rental: Order, term_days: int, asset: Asset) -> str:
+    """What identifies an extension request: a key used for an order, or for another rental,
+    is another request."""
+    fields = {"extends": rental.number, "term_days": term_days, "asset": asset.slug}
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
+
+
 def _replay(*, user: User, api_key: ApiKey | None, key: str, request_hash: str) -> Order:
     record = IdempotencyRecord.objects.select_related("order").get(
         user=user, api_key=api_key, key=key
@@ -81,8 +89,6 @@ def api_order_place(
 ) -> OrderPlaced:
     """Create an order and its invoice in `asset`, or return the one this idempotency key made.
 
-    The idempotency record is inserted first: a concurrent request with the same key blocks
-    on the unique index until this transaction ends, then finds the record and the order.
     Raises OrderError or PaymentError (nothing is kept then, the key included) and
     IdempotencyConflict.
     """
@@ -95,7 +101,67 @@ def api_order_place(
         asset=asset,
         ssh_key_ids=ssh_key_ids,
     )
-    actor = Actor.PARTNER if api_key is not None else Actor.CUSTOMER
+    actor = _actor(api_key)
+    return _place_once(
+        user=user,
+        api_key=api_key,
+        idempotency_key=idempotency_key,
+        request_hash=request_hash,
+        asset=asset,
+        create=lambda: order_create(
+            user=user,
+            gpu=gpu,
+            environment=environment,
+            environment_details=environment_details,
+            quantity=quantity,
+            term_days=term_days,
+            ssh_key_ids=ssh_key_ids,
+            actor=actor,
+        ),
+    )
+
+
+def api_extension_place(
+    *,
+    user: User,
+    api_key: ApiKey | None,
+    rental: Order,
+    term_days: int,
+    asset: Asset,
+    idempotency_key: str = "",
+) -> OrderPlaced:
+    """An extension of `rental` and its invoice in `asset`, or the one this key made. The same
+    promises as api_order_place."""
+    return _place_once(
+        user=user,
+        api_key=api_key,
+        idempotency_key=idempotency_key,
+        request_hash=extension_request_hash(rental=rental, term_days=term_days, asset=asset),
+        asset=asset,
+        create=lambda: extension_create(
+            rental=rental, user=user, term_days=term_days, actor=_actor(api_key)
+        ),
+    )
+
+
+def _actor(api_key: ApiKey | None) -> str:
+    return Actor.PARTNER if api_key is not None else Actor.CUSTOMER
+
+
+def _place_once(
+    *,
+    user: User,
+    api_key: ApiKey | None,
+    idempotency_key: str,
+    request_hash: str,
+    asset: Asset,
+    create: Callable[[], Order],
+) -> OrderPlaced:
+    """`create()` an order and issue its invoice in `asset`, once per idempotency key.
+
+    The idempotency record is inserted first: a concurrent request with the same key blocks
+    on the unique index until this transaction ends, then finds the record and the order.
+    """
     with transaction.atomic():
         record = None
         if idempotency_key:
@@ -109,16 +175,7 @@ def api_order_place(
                     user=user, api_key=api_key, key=idempotency_key, request_hash=request_hash
                 )
                 return OrderPlaced(order=order, created=False)
-        order = order_create(
-            user=user,
-            gpu=gpu,
-            environment=environment,
-            environment_details=environment_details,
-            quantity=quantity,
-            term_days=term_days,
-            ssh_key_ids=ssh_key_ids,
-            actor=actor,
-        )
+        order = create()
         invoice_issue(order=order, asset=asset)
         if record is not None:
             record.order = order

@@ -16,6 +16,11 @@ v1 = [
     path("orders/<slug:number>/cancel/", orders.OrderCancelApi.as_view(), name="order-cancel"),
     path("orders/<slug:number>/paid/", orders.OrderPaidApi.as_view(), name="order-paid"),
     path(
+        "orders/<slug:number>/extensions/",
+        orders.OrderExtensionApi.as_view(),
+        name="order-extensions",
+    ),
+    path(
         "orders/<slug:number>/refund-address/",
         refunds.OrderRefundAddressApi.as_view(),
         name="order-refund-address",

@@ -4,7 +4,7 @@ an order paid issues its invoice, the one that marks it refunded its credit note
 inside the transaction that claims the event, so a document commits with the claim or not at
 all, and is made once."""
 
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 
 from django.conf import settings
@@ -21,17 +21,32 @@ from payments.models import Invoice, Transfer
 DOCUMENT_LANGUAGE = "fr"
 
 
-def billing_on_event(*, event: OrderEvent) -> None:
+def event_billed(*, event: OrderEvent) -> tuple[Order, str] | None:
+    """The order `event` bills and the kind of document: a rental's invoice when it is paid,
+    an extension's when the rental is extended by it (the event the extension's e-mail goes
+    with: the extension's own "paid" sends none), a credit note when an order is refunded."""
+    if event.kind == OrderEvent.Kind.EXTENDED:
+        return Order.objects.get(number=event.data["extension"]), DocumentKind.INVOICE
     if event.kind != OrderEvent.Kind.STATUS:
+        return None
+    if event.new_status == OrderStatus.PAID and not event.order.is_extension:
+        return event.order, DocumentKind.INVOICE
+    if event.new_status == OrderStatus.REFUNDED:
+        return event.order, DocumentKind.CREDIT_NOTE
+    return None
+
+
+def billing_on_event(*, event: OrderEvent) -> None:
+    billed = event_billed(event=event)
+    if billed is None:
         return
-    if event.new_status == OrderStatus.PAID:
-        invoice_issue(order=event.order)
-    elif event.new_status == OrderStatus.REFUNDED:
-        invoice = BillingDocument.objects.filter(
-            order_id=event.order_id, kind=DocumentKind.INVOICE
-        ).first()
-        if invoice is not None:
-            credit_note_issue(invoice=invoice)
+    order, kind = billed
+    if kind == DocumentKind.INVOICE:
+        invoice_issue(order=order)
+        return
+    invoice = BillingDocument.objects.filter(order=order, kind=DocumentKind.INVOICE).first()
+    if invoice is not None:
+        credit_note_issue(invoice=invoice)
 
 
 def _number_allocate(*, kind: str, year: int) -> tuple[str, int]:
@@ -48,22 +63,45 @@ def _number_allocate(*, kind: str, year: int) -> tuple[str, int]:
 
 
 def order_description(*, order: Order) -> str:
-    """What the invoice line says was sold (extensions will say which rental they extend)."""
+    """What the invoice line says was sold; an extension says which rental it extends."""
+    values = {
+        "quantity": order.quantity,
+        "gpu": order.gpu.name,
+        "days": order.term_days,
+        "environment": order.environment.name,
+        "number": order.number,
+    }
     with translation.override(DOCUMENT_LANGUAGE):
-        return gettext(
-            "Rental: %(quantity)s GPU %(gpu)s for %(days)s days, %(environment)s environment "
-            "(order %(number)s)"
-        ) % {
-            "quantity": order.quantity,
-            "gpu": order.gpu.name,
-            "days": order.term_days,
-            "environment": order.environment.name,
-            "number": order.number,
-        }
+        if order.extends is not None:
+            return gettext(
+                "Extension of rental %(rental)s: %(quantity)s GPU %(gpu)s for %(days)s more "
+                "days (order %(number)s)"
+            ) % {**values, "rental": order.extends.number}
+        return (
+            gettext(
+                "Rental: %(quantity)s GPU %(gpu)s for %(days)s days, %(environment)s environment "
+                "(order %(number)s)"
+            )
+            % values
+        )
 
 
 def _service_period(*, order: Order, issued_on: date) -> tuple[date, date]:
+    """The days the order pays for: from activation (or issue) for a rental; from the rental's
+    former end for an extension paid while the rental ran (its "extended" event says when)."""
     start = timezone.localdate(order.activated_at) if order.activated_at else issued_on
+    if order.extends_id is not None:
+        extended = (
+            OrderEvent.objects.filter(
+                order_id=order.extends_id,
+                kind=OrderEvent.Kind.EXTENDED,
+                data__extension=order.number,
+            )
+            .values_list("data__old_end", flat=True)
+            .first()
+        )
+        if extended:
+            start = timezone.localdate(datetime.fromisoformat(extended))
     return start, start + timedelta(days=order.term_days)
 
 

@@ -11,7 +11,7 @@ from orders.admin_hosts import OrderSlotInline
 from orders.forms import ActivateForm, MoveHostForm, OptionalReasonForm, ReasonForm
 from orders.models import ALLOWED_TRANSITIONS, Order, OrderEvent, OrderStatus
 from orders.provisioning import services as provisioning
-from orders.transitions import TransitionNotAllowed
+from orders.transitions import RENTAL_ONLY, TransitionNotAllowed
 
 S = OrderStatus
 
@@ -60,11 +60,19 @@ def _confirm_environment(order, user, data):
 
 
 def _moves_to(status):
-    return lambda order: status in ALLOWED_TRANSITIONS[S(order.status)]
+    # An extension never goes to provisioning or active: its rental has the machines.
+    return lambda order: (
+        status in ALLOWED_TRANSITIONS[S(order.status)]
+        and not (order.is_extension and status in RENTAL_ONLY)
+    )
 
 
 def _access_pending(order) -> bool:
-    return order.status in (S.PAID, S.PROVISIONING) and not order.access_host
+    return (
+        order.status in (S.PAID, S.PROVISIONING)
+        and not order.access_host
+        and not order.is_extension
+    )
 
 
 def _retryable(order) -> bool:
@@ -142,7 +150,7 @@ class OrderAdmin(admin.ModelAdmin):
     date_hierarchy = "created_at"
     inlines = [OrderSlotInline, OrderEventInline]
     fieldsets = [
-        (None, {"fields": ["number", "user", "status", "staff_actions"]}),
+        (None, {"fields": ["number", "user", "status", "extends", "staff_actions"]}),
         (
             _("Configuration"),
             {

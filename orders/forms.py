@@ -133,3 +133,9 @@ class MoveHostForm(forms.Form):
         queryset=Host.objects.filter(is_active=True).select_related("gpu"),
         help_text=_("An active host of the order's GPU model with enough free GPUs."),
     )
+
+
+class ExtendForm(forms.Form):
+    """The term a customer adds to their rental ("Prolonger")."""
+
+    term_days = forms.TypedChoiceField(choices=TERM_CHOICES, coerce=int)

@@ -48,8 +48,9 @@ class JournalCard:
 
 def order_journal(*, order: Order) -> JournalCard | None:
     """The order's journal card; None until it is paid. Uses no query beyond the order's GPU
-    and environment (selected with it by the order selectors)."""
-    if order.status not in JOURNAL_STATUSES:
+    and environment (selected with it by the order selectors). An extension has none: its
+    rental's card is the one that ran."""
+    if order.status not in JOURNAL_STATUSES or order.is_extension:
         return None
     return JournalCard(
         order=order,

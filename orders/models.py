@@ -1,3 +1,5 @@
+import secrets
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -50,6 +52,20 @@ def holding_orders_q(prefix: str = "") -> Q:
     return Q(**{f"{prefix}status__in": HOLDING_STATUSES})
 
 
+# A rental in these statuses can be extended (orders.extensions); an extension in these is
+# still to be paid, and money for it may be in flight.
+EXTENDABLE_STATUSES = (S.PAID, S.PROVISIONING, S.ACTIVE)
+UNPAID_STATUSES = (S.AWAITING_PAYMENT, S.CONFIRMING)
+
+# Easy to read aloud: no 0/O, 1/I/L. 31^8 numbers, drawn at random (not sequential).
+NUMBER_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+
+
+def order_number_new() -> str:
+    body = "".join(secrets.choice(NUMBER_ALPHABET) for _ in range(8))
+    return f"LG-{body[:4]}-{body[4:]}"
+
+
 class Order(models.Model):
     Status = OrderStatus
 
@@ -92,6 +108,17 @@ class Order(models.Model):
     # The one-time token of the configurator form that placed it: the same form sent twice
     # (Back, double click, replay) finds this order instead of holding more units.
     form_token = models.CharField(max_length=43, blank=True, default="", editable=False)
+    # An extension is an order of its own, paid like any other, that adds its term to the
+    # rental it extends (orders.extensions); it holds no slots and names no keys.
+    extends = models.ForeignKey(
+        "self",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="extensions",
+        verbose_name=_("extends"),
+        editable=False,
+    )
     # The public keys installed on the rental's machines, chosen when ordering.
     ssh_keys = models.ManyToManyField(
         "accounts.SshKey", blank=True, related_name="orders", verbose_name=_("SSH keys")
@@ -135,6 +162,10 @@ class Order(models.Model):
         return self.provisioning_problem == NO_SSH_KEY_PROBLEM
 
     @property
+    def is_extension(self) -> bool:
+        return self.extends_id is not None
+
+    @property
     def has_access_details(self) -> bool:
         return self.status == S.ACTIVE and bool(self.access_host)
 
@@ -157,6 +188,7 @@ class OrderEvent(models.Model):
         PROVISIONING = "provisioning", _("Host preparation")
         PROVISIONING_FAILED = "provisioning_failed", _("Host preparation failed")
         ENVIRONMENT_CONFIRMED = "environment_confirmed", _("Custom environment confirmed")
+        EXTENDED = "extended", _("Rental extended")
         ACCESS_REVOKED = "access_revoked", _("Access revoked")
         DATA_PURGED = "data_purged", _("Rental data removed")
         NOTE = "note", _("Note")

@@ -15,16 +15,25 @@ STATUS_EMAILS = {
     OrderStatus.COMPLETED: "completed",
     OrderStatus.EXPIRED: "expired",
 }
+# An extension has its own wording; once paid, the rental's `extended` e-mail says so (its
+# paid status alone sends nothing: there are no machines to prepare).
+EXTENSION_STATUS_EMAILS = {
+    OrderStatus.AWAITING_PAYMENT: "extension_received",
+    OrderStatus.EXPIRED: "extension_expired",
+}
 # E-mail template per event kind: a refund owed asks for an address, a refund done says so.
 KIND_EMAILS = {
     OrderEvent.Kind.REFUND_OWED: "refund_owed",
     OrderEvent.Kind.REFUND_CONFIRMED: "refund_confirmed",
     OrderEvent.Kind.PROVISIONING_FAILED: "provisioning_delayed",
+    OrderEvent.Kind.EXTENDED: "extended",
 }
 
 
 def _email_for(event: OrderEvent) -> str | None:
     if event.kind == OrderEvent.Kind.STATUS:
+        if event.order.is_extension:
+            return EXTENSION_STATUS_EMAILS.get(event.new_status)
         return STATUS_EMAILS.get(event.new_status)
     if event.kind == OrderEvent.Kind.NOTE and event.data.get("notice") == ENDING_SOON:
         return ENDING_SOON

@@ -1,23 +1,53 @@
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from decimal import Decimal
 
-from django.db.models import QuerySet
+from django.db.models import QuerySet, Sum
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
 
 from accounts.models import User
 from catalog.models import Environment, GpuModel
-from orders.models import Order, OrderEvent, OrderStatus
+from orders.errors import OrderError
+from orders.models import UNPAID_STATUSES, Order, OrderEvent, OrderStatus
 
 S = OrderStatus
 # The path a rental normally follows; shown as the steps of the timeline.
 HAPPY_PATH = (S.AWAITING_PAYMENT, S.CONFIRMING, S.PAID, S.PROVISIONING, S.ACTIVE, S.COMPLETED)
+# An extension has no machines of its own: once paid, it is done.
+EXTENSION_PATH = (S.AWAITING_PAYMENT, S.CONFIRMING, S.PAID)
 FINAL_STATUSES = frozenset({S.COMPLETED, S.EXPIRED, S.CANCELLED, S.REFUNDED})
 
 
 def orders_for_user(*, user: User) -> QuerySet[Order]:
-    return Order.objects.filter(user=user).select_related("gpu", "environment")
+    return Order.objects.filter(user=user).select_related("gpu", "environment", "extends")
+
+
+def daily_rate_for_term(*, gpu: GpuModel, term_days: int) -> Decimal:
+    """Today's catalog rate of `gpu` for `term_days`."""
+    # gpu.prices: the configurator has them prefetched already; elsewhere, one query.
+    for price in gpu.prices.all():
+        if price.term_days == term_days:
+            return price.daily_rate
+    raise OrderError(_("This term is not available for this GPU."), field="term_days")
+
+
+def order_rental_days(*, order: Order) -> int:
+    """The days the rental runs once active: its term and its paid extensions'."""
+    paid = order.extensions.filter(status=S.PAID).aggregate(days=Sum("term_days"))["days"]
+    return order.term_days + (paid or 0)
+
+
+def rental_extensions(*, rental: Order) -> list[Order]:
+    """The extensions of `rental`, oldest first."""
+    return list(rental.extensions.order_by("created_at", "pk"))
+
+
+def rental_unpaid_extension(*, rental: Order) -> Order | None:
+    """The extension of `rental` still awaiting payment or confirming, if any (one at most)."""
+    return rental.extensions.filter(status__in=UNPAID_STATUSES).first()
 
 
 def order_for_user_or_404(*, user: User, number: str) -> Order:
@@ -82,19 +112,21 @@ def order_timeline(*, order: Order, events: list[OrderEvent]) -> list[TimelineSt
             reached[event.new_status] = event.created_at
     labels = dict(OrderStatus.choices)
     current = order.status
+    path = EXTENSION_PATH if order.is_extension else HAPPY_PATH
+    final = FINAL_STATUSES | {S.PAID} if order.is_extension else FINAL_STATUSES
     steps: list[TimelineStep] = []
-    if current in HAPPY_PATH:
-        position = HAPPY_PATH.index(current)
-        for index, status in enumerate(HAPPY_PATH):
+    if current in path:
+        position = path.index(current)
+        for index, status in enumerate(path):
             if index < position:
                 state = "done"
             elif index == position:
-                state = "done" if current in FINAL_STATUSES else "current"
+                state = "done" if current in final else "current"
             else:
                 state = "upcoming"
             steps.append(TimelineStep(status, labels[status], state, reached.get(status)))
         return steps
-    for status in HAPPY_PATH:
+    for status in path:
         if status in reached:
             steps.append(TimelineStep(status, labels[status], "done", reached[status]))
     steps.append(TimelineStep(current, labels[current], "stopped", reached.get(current)))
@@ -102,6 +134,8 @@ def order_timeline(*, order: Order, events: list[OrderEvent]) -> list[TimelineSt
 
 
 def order_is_final(*, order: Order) -> bool:
+    if order.is_extension and order.status == S.PAID:
+        return True
     return order.status in FINAL_STATUSES
 
 

@@ -1,9 +1,7 @@
 """Writes on orders: quotes, creation, customer and staff actions, expiry and completion."""
 
-import secrets
 from collections.abc import Collection
 from dataclasses import dataclass
-from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -16,6 +14,8 @@ from django.utils.translation import gettext_noop, ngettext_lazy
 from accounts.models import SshKey, User
 from catalog.models import TERMS, Environment, GpuModel
 from catalog.pagecache import catalog_changed
+from orders.errors import OrderError
+from orders.extensions import rental_end
 from orders.hooks import (
     order_funds_received,
     order_may_expire,
@@ -24,7 +24,8 @@ from orders.hooks import (
     order_refund_record,
 )
 from orders.hosts import Host, SlotHold
-from orders.models import Order, OrderEvent, OrderStatus
+from orders.models import UNPAID_STATUSES, Order, OrderEvent, OrderStatus, order_number_new
+from orders.selectors import daily_rate_for_term
 from orders.stock import gpus_with_availability, order_slots_take
 from orders.transitions import order_event_record, order_transition
 
@@ -32,18 +33,8 @@ Actor = OrderEvent.Actor
 
 MAX_QUANTITY = 64
 MAX_ENVIRONMENT_DETAILS = 4000
-# Easy to read aloud: no 0/O, 1/I/L. 31^8 numbers, drawn at random (not sequential).
-NUMBER_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 _FORM_USED = _("This form was already used. Reload the page and order again.")
 SSH_KEY_REQUIRED = _("Add an SSH key to your account: it is installed on the machines for you.")
-
-
-class OrderError(Exception):
-    """A request the store refuses, with a message for the customer and the field at fault."""
-
-    def __init__(self, message, *, field: str | None = None, code: str = "invalid"):
-        super().__init__(str(message))
-        self.message, self.field, self.code = message, field, code
 
 
 @dataclass(frozen=True)
@@ -99,14 +90,6 @@ def _check_request(
         )
 
 
-def _daily_rate(*, gpu: GpuModel, term_days: int) -> Decimal:
-    # gpu.prices: the configurator has them prefetched already; elsewhere, one query.
-    for price in gpu.prices.all():
-        if price.term_days == term_days:
-            return price.daily_rate
-    raise OrderError(_("This term is not available for this GPU."), field="term_days")
-
-
 def quote_build(
     *,
     gpu: GpuModel,
@@ -132,7 +115,7 @@ def quote_build(
         details=environment_details,
         details_required=details_required,
     )
-    daily_rate = _daily_rate(gpu=gpu, term_days=term_days)
+    daily_rate = daily_rate_for_term(gpu=gpu, term_days=term_days)
     if available_units is None or largest_free_block is None:
         shown: Any = gpus_with_availability().get(pk=gpu.pk)  # annotated: mypy cannot see it
         if available_units is None:
@@ -161,11 +144,6 @@ def quote_build(
         available_units=available_units,
         largest_free_block=largest_free_block,
     )
-
-
-def _new_number() -> str:
-    body = "".join(secrets.choice(NUMBER_ALPHABET) for _ in range(8))
-    return f"LG-{body[:4]}-{body[4:]}"
 
 
 def order_keys_required(*, order: Order) -> bool:
@@ -239,7 +217,7 @@ def order_create(
             try:
                 with transaction.atomic():
                     order = Order.objects.create(
-                        number=_new_number(),
+                        number=order_number_new(),
                         user=user,
                         gpu=locked_gpu,
                         environment=environment,
@@ -331,10 +309,17 @@ def orders_expire(*, now=None) -> int:
 
 
 def orders_complete(*, now=None) -> int:
-    """Complete every active rental whose term has ended (beat task). Returns how many."""
+    """Complete every active rental whose term has ended (beat task). Returns how many.
+
+    A rental with an extension still awaiting payment or confirming waits: money sent in time
+    may still be on its way (the extension expires once the watcher has read past its deadline,
+    the rental's end, and the next run completes the rental)."""
     now = now or timezone.now()
     completed = 0
-    for order in Order.objects.filter(status=OrderStatus.ACTIVE, ends_at__lte=now).iterator():
+    due = Order.objects.filter(status=OrderStatus.ACTIVE, ends_at__lte=now).exclude(
+        extensions__status__in=UNPAID_STATUSES
+    )
+    for order in due.iterator():
         completed += order_transition(
             order=order,
             to=OrderStatus.COMPLETED,
@@ -346,6 +331,8 @@ def orders_complete(*, now=None) -> int:
 
 def order_provisioning_start(*, order: Order, actor_user: User) -> bool:
     """Staff start preparing the machines, unless a payment problem holds the order."""
+    if order.is_extension:
+        raise OrderError(_("An extension has no machines of its own."), code="is_extension")
     hold = order_provisioning_hold(order=order)
     if hold:
         raise OrderError(hold, code="on_hold")
@@ -357,24 +344,26 @@ def order_provisioning_start(*, order: Order, actor_user: User) -> bool:
 def order_activate(
     *, order: Order, actor_user: User, host: str, port: int | None, user: str, notes: str = ""
 ) -> bool:
-    """Hand the machines over: access details become visible and the term starts now."""
+    """Hand the machines over: access details become visible and the term (with the paid
+    extensions' days) starts now."""
     if not host.strip():
         raise OrderError(_("Give the host the customer connects to."), field="access_host")
     now = timezone.now()
-    return order_transition(
-        order=order,
-        to=OrderStatus.ACTIVE,
-        actor=Actor.STAFF,
-        actor_user=actor_user,
-        fields={
-            "access_host": host.strip(),
-            "access_port": port,
-            "access_user": user.strip(),
-            "access_notes": notes.strip(),
-            "activated_at": now,
-            "ends_at": now + timedelta(days=order.term_days),
-        },
-    )
+    with transaction.atomic():
+        return order_transition(
+            order=order,
+            to=OrderStatus.ACTIVE,
+            actor=Actor.STAFF,
+            actor_user=actor_user,
+            fields={
+                "access_host": host.strip(),
+                "access_port": port,
+                "access_user": user.strip(),
+                "access_notes": notes.strip(),
+                "activated_at": now,
+                "ends_at": rental_end(order=order, start=now),
+            },
+        )
 
 
 def order_complete(*, order: Order, actor_user: User, reason: str = "") -> bool:

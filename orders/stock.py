@@ -15,6 +15,8 @@ from django.db.models.functions import Greatest
 
 from accounts.models import User
 from catalog.models import GpuModel
+from orders.errors import UnitsGone
+from orders.extensions import extension_paying_transition
 from orders.models import HOLDING_STATUSES, Order
 from orders.slots import free_slots, gpus_with_capacity, slots_choose, slots_hold
 from orders.transitions import order_transition
@@ -31,14 +33,6 @@ def gpus_with_availability(gpus: QuerySet[GpuModel] | None = None) -> QuerySet[G
 def gpu_available_units(*, gpu: GpuModel) -> int:
     shown: Any = gpus_with_availability().get(pk=gpu.pk)  # annotated: mypy cannot see it
     return shown.available_units
-
-
-class UnitsGone(Exception):
-    """The order released its slots (it expired) and other orders took them since."""
-
-    def __init__(self, order: Order):
-        super().__init__(f"The units of order {order.number} are no longer free.")
-        self.order = order
 
 
 def order_slots_take(*, order: Order, gpu: GpuModel) -> bool:
@@ -66,9 +60,20 @@ def order_paying_transition(
     slots again (not necessarily the same ones), under the GPU row lock that order_create takes
     too, so nobody buys them between the check and the move; otherwise nothing moves and
     UnitsGone is raised (the money received is owed back).
+    An extension holds no slots: it moves while its rental runs (orders.extensions), else
+    ExtensionLapsed (a UnitsGone) is raised.
     Returns order_transition's answer (False: another worker moved the order first).
     """
     with transaction.atomic():
+        if order.extends_id is not None:
+            return extension_paying_transition(
+                extension=order,
+                to=to,
+                actor=actor,
+                actor_user=actor_user,
+                reason=reason,
+                data=data,
+            )
         if order.status in HOLDING_STATUSES:
             return order_transition(
                 order=order, to=to, actor=actor, actor_user=actor_user, reason=reason, data=data

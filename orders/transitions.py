@@ -13,6 +13,8 @@ from orders.tasks import order_event_dispatch_task
 from rental.celery import enqueue_after_commit
 
 Actor = OrderEvent.Actor
+# An extension stops at paid: it has no machines of its own, its rental has them.
+RENTAL_ONLY = frozenset({OrderStatus.PROVISIONING, OrderStatus.ACTIVE})
 
 
 class TransitionNotAllowed(Exception):
@@ -66,7 +68,9 @@ def order_transition(
     `fields` are other columns written in the same UPDATE (access details, end date...).
     """
     old = order.status
-    if to not in ALLOWED_TRANSITIONS[OrderStatus(old)]:
+    if to not in ALLOWED_TRANSITIONS[OrderStatus(old)] or (
+        order.extends_id is not None and to in RENTAL_ONLY
+    ):
         raise TransitionNotAllowed(old, to)
     now = timezone.now()
     changes = {"status": to, "updated_at": now, **(fields or {})}

@@ -12,5 +12,6 @@ urlpatterns = [
     path("account/orders/<str:number>/status/", views.order_status, name="status"),
     path("account/orders/<str:number>/cancel/", views.order_cancel_view, name="cancel"),
     path("account/orders/<str:number>/stop/", views.order_stop_view, name="stop"),
+    path("account/orders/<str:number>/extend/", views.order_extend_view, name="extend"),
     path("account/orders/<str:number>/journal.json", views.order_journal_json, name="journal"),
 ]

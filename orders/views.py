@@ -13,7 +13,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.selectors import ssh_keys_for_user, user_email_verified
 from orders import selectors
-from orders.forms import ConfigureForm
+from orders.extensions import ExtensionPending, extension_create, extension_page_context
+from orders.forms import ConfigureForm, ExtendForm
 from orders.hooks import PageSection, order_page_sections
 from orders.journal import journal_data, journal_for_page, order_journal
 from orders.models import Order, OrderEvent, OrderStatus
@@ -240,6 +241,7 @@ def order_page(
     the registered section of that name (the app that handled a form, with its errors)."""
     context = {
         **selectors.order_page_context(order=order),
+        **extension_page_context(order=order),
         "sections": order_page_sections(order=order, given=given),
         "journal": journal_for_page(order=order),
     }
@@ -314,3 +316,31 @@ def order_journal_json(request, number):
     response = JsonResponse(journal_data(card), json_dumps_params={"indent": 2})
     response["Content-Disposition"] = f'attachment; filename="{order.number}-journal.json"'
     return response
+
+
+@login_required
+@require_POST
+def order_extend_view(request, number):
+    """ "Prolonger": an extension of the rental, then its own page to pay it."""
+    rental = selectors.order_for_user_or_404(user=request.user, number=number)
+    back = f"{reverse('orders:detail', args=[rental.number])}#prolonger"
+    form = ExtendForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, _("Choose a term of 3, 7 or 30 days."))
+        return redirect(back)
+    try:
+        extension = extension_create(
+            rental=rental, user=request.user, term_days=form.cleaned_data["term_days"]
+        )
+    except ExtensionPending as pending:
+        # Its page is where it is paid: the customer goes on there.
+        messages.info(request, pending.message)
+        return redirect("orders:detail", number=pending.extension.number)
+    except OrderError as error:
+        messages.error(request, error.message)
+        return redirect(back)
+    messages.success(
+        request,
+        _("Extension %(number)s saved. Choose how to pay below.") % {"number": extension.number},
+    )
+    return redirect("orders:detail", number=extension.number)

@@ -11,8 +11,10 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import User
+from orders.errors import UnitsGone
+from orders.extensions import ExtensionLapsed, rental_extendable
 from orders.models import Order, OrderEvent, OrderStatus
-from orders.stock import UnitsGone, order_paying_transition
+from orders.stock import order_paying_transition
 from orders.transitions import order_event_record
 from payments.derivation import deposit_address, xpub_for
 from payments.locks import order_and_invoices_locked
@@ -66,6 +68,11 @@ def _next_derivation_index() -> int:
 def _check_payable(*, order: Order, now) -> None:
     if order.status != OrderStatus.AWAITING_PAYMENT or order.payment_deadline <= now:
         raise PaymentError(_("This order is no longer awaiting payment."), code="not_payable")
+    if order.is_extension and not rental_extendable(extension=order):
+        raise PaymentError(
+            _("The rental this extension was for has ended: it can no longer be paid."),
+            code="not_payable",
+        )
 
 
 def _invoice_open(invoices: list[Invoice]) -> Invoice | None:
@@ -230,6 +237,14 @@ def invoice_mark_paid(*, invoice: Invoice, staff_user: User, reason: str) -> boo
                     reason=reason,
                     data=data,
                 )
+            except ExtensionLapsed:
+                raise PaymentError(
+                    _(
+                        "This extension expired or its rental has ended: it cannot be marked "
+                        "paid. Refund the customer instead."
+                    ),
+                    code="no_units",
+                ) from None
             except UnitsGone:
                 raise PaymentError(
                     _(

@@ -13,8 +13,9 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
+from orders.errors import UnitsGone
 from orders.models import Order, OrderEvent, OrderStatus
-from orders.stock import UnitsGone, order_paying_transition
+from orders.stock import order_paying_transition
 from orders.transitions import order_event_record, order_transition
 from payments.locks import order_and_invoices_locked, orders_and_invoices_locked
 from payments.models import Asset, Chain, Invoice, Transfer
@@ -314,12 +315,13 @@ def _paying_transition(*, order: Order, invoice: Invoice, to: str, reason: str, 
         return order_paying_transition(
             order=order, to=to, actor=Actor.SYSTEM, reason=reason, data=data
         )
-    except UnitsGone:
+    except UnitsGone as gone:
+        # An extension's money is late when it expired or its rental ended (ExtensionLapsed).
         received = Decimal(data["received"]) + Decimal(data["pending"])
         _flag(
             invoice=invoice,
             flag="review",
-            reason=gettext_noop("late payment but the units are no longer free"),
+            reason=gone.reason,
             data={**data, "refund_owed": str(received)},
         )
         return False

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from accounts.services import api_key_create, ssh_key_add
 from catalog.models import Environment, GpuModel
+from orders.extensions import extension_create
 from orders.models import Order
 from orders.services import order_cancel, orders_expire
 from tests.accounts.ssh import quick_public_key
@@ -58,6 +59,8 @@ def customer_pages(*, devnet, customer) -> dict[str, str]:
     )
     orders = orders_in_each_payment_state(devnet=devnet, customer=customer)
     rental = active_rental(customer=customer)
+    # The paid order's page lists it; the active rental's page keeps offering the terms.
+    extension = extension_create(rental=orders["paid"], user=customer, term_days=7)
     return {
         **CUSTOMER_PAGES,
         **{
@@ -65,6 +68,7 @@ def customer_pages(*, devnet, customer) -> dict[str, str]:
         },
         "order-active": f"/{{lang}}/account/orders/{rental.number}/",
         "order-stop": f"/{{lang}}/account/orders/{rental.number}/stop/",
+        "order-extension": f"/{{lang}}/account/orders/{extension.number}/",
     }
 
 

@@ -1,6 +1,7 @@
 """Quotes and orders: the partner's side of the configurator and of the account pages."""
 
 import re
+from collections.abc import Callable
 
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
@@ -20,7 +21,12 @@ from api.selectors import (
     api_payment_assets,
 )
 from api.serializers import OrderOutputSerializer
-from api.services import IdempotencyConflict, api_order_place
+from api.services import (
+    IdempotencyConflict,
+    OrderPlaced,
+    api_extension_place,
+    api_order_place,
+)
 from api.views.base import ApiView
 from catalog.models import TERMS, Environment
 from orders.models import OrderEvent, OrderStatus
@@ -44,6 +50,8 @@ ORDER_EXAMPLE = {
     "payment_deadline": "2025-03-04T10:45:00+01:00",
     "ends_at": None,
     "ssh_keys": [12, 15],
+    "extends": None,
+    "extensions": [],
     "events": [
         {
             "status": "awaiting_payment",
@@ -186,6 +194,39 @@ class QuoteApi(ApiView):
         return Response(self.OutputSerializer(quote).data)
 
 
+IDEMPOTENCY_PARAMETER = OpenApiParameter(
+    "Idempotency-Key",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    description="Any unique string of printable ASCII (up to 255), e.g. a UUID.",
+)
+
+
+def placed_response(
+    request, serializer: serializers.Serializer, place: Callable[[str, dict], OrderPlaced]
+) -> Response:
+    """Validate the Idempotency-Key header and the body, `place(key, data)` the order once:
+    201 when made now, 200 for a replay of the same key and body, 409 for another body."""
+    idempotency_key = request.headers.get("Idempotency-Key", "")
+    if idempotency_key and not IDEMPOTENCY_KEY.match(idempotency_key):
+        raise serializers.ValidationError(
+            {"Idempotency-Key": ["Use 1 to 255 printable ASCII characters, no spaces."]}
+        )
+    serializer.is_valid(raise_exception=True)
+    try:
+        placed = place(idempotency_key, serializer.validated_data)
+    except IdempotencyConflict:
+        raise Conflict(
+            "This Idempotency-Key was already used with another request body.",
+            code="idempotency_key_reused",
+        ) from None
+    order = order_or_404(request, placed.order.number)
+    return Response(
+        OrderOutputSerializer(order).data,
+        status=status.HTTP_201_CREATED if placed.created else status.HTTP_200_OK,
+    )
+
+
 class OrderListApi(ApiView):
     pagination_class = ApiPagination
 
@@ -246,14 +287,7 @@ class OrderListApi(ApiView):
             "Send an `Idempotency-Key` header to retry safely: a repeat with the same key and "
             "body returns the same order with 200; the same key with another body is a 409."
         ),
-        parameters=[
-            OpenApiParameter(
-                "Idempotency-Key",
-                OpenApiTypes.STR,
-                OpenApiParameter.HEADER,
-                description="Any unique string of printable ASCII (up to 255), e.g. a UUID.",
-            )
-        ],
+        parameters=[IDEMPOTENCY_PARAMETER],
         request=InputSerializer,
         responses={
             201: OpenApiResponse(OrderOutputSerializer, description="Order created."),
@@ -282,29 +316,13 @@ class OrderListApi(ApiView):
         tags=["orders"],
     )
     def post(self, request):
-        idempotency_key = request.headers.get("Idempotency-Key", "")
-        if idempotency_key and not IDEMPOTENCY_KEY.match(idempotency_key):
-            raise serializers.ValidationError(
-                {"Idempotency-Key": ["Use 1 to 255 printable ASCII characters, no spaces."]}
-            )
         serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        try:
-            placed = api_order_place(
-                user=request.user,
-                api_key=request_api_key(request),
-                idempotency_key=idempotency_key,
-                **serializer.validated_data,
-            )
-        except IdempotencyConflict:
-            raise Conflict(
-                "This Idempotency-Key was already used with another request body.",
-                code="idempotency_key_reused",
-            ) from None
-        order = order_or_404(request, placed.order.number)
-        return Response(
-            OrderOutputSerializer(order).data,
-            status=status.HTTP_201_CREATED if placed.created else status.HTTP_200_OK,
+        return placed_response(
+            request,
+            serializer,
+            lambda key, data: api_order_place(
+                user=request.user, api_key=request_api_key(request), idempotency_key=key, **data
+            ),
         )
 
 
@@ -427,4 +445,80 @@ class OrderPaidApi(ApiView):
         return Response(
             OrderOutputSerializer(order_or_404(request, number)).data,
             status=status.HTTP_202_ACCEPTED,
+        )
+
+
+class OrderExtensionApi(ApiView):
+    class InputSerializer(serializers.Serializer):
+        term_days = serializers.ChoiceField(choices=TERMS, help_text="3, 7 or 30 more days.")
+        asset = serializers.SlugRelatedField(
+            slug_field="slug",
+            queryset=api_payment_assets(),
+            help_text="Payment asset id from `GET /payment-assets/`, e.g. `usdc-ethereum`.",
+        )
+
+        class Meta:
+            ref_name = "ExtensionCreate"
+
+    @extend_schema(
+        operation_id="orders_extensions_create",
+        summary="Extend a rental",
+        description=(
+            "Adds 3, 7 or 30 days to a paid, provisioning or active rental at today's daily "
+            "rate for that term. The extension is an order of its own (`extends` names the "
+            "rental), paid like any order: its `payment` instructions come in the chosen "
+            "asset, `POST /orders/{number}/paid/` reports the payment, webhooks follow it. "
+            "Its `payment_deadline` is the payment window, cut at the rental's end.\n\n"
+            "Paid before the rental ends, it moves the rental's `ends_at` by its days "
+            "(`order.extended` webhook), on the same machines with the same access. Not paid "
+            "by then, it expires, the rental ends as planned and money arriving later is owed "
+            "back (`refund`).\n\n"
+            "409 when the rental cannot be extended now: not paid or already ended "
+            "(`not_extendable`), an extension itself (`is_extension`), less than 15 minutes "
+            "left (`ends_soon`), or another extension still waiting for its payment "
+            "(`extension_pending`). Another account's order is a 404. `Idempotency-Key` "
+            "works as for `POST /orders/`."
+        ),
+        parameters=[IDEMPOTENCY_PARAMETER],
+        request=InputSerializer,
+        responses={
+            201: OpenApiResponse(OrderOutputSerializer, description="Extension created."),
+            200: OpenApiResponse(
+                OrderOutputSerializer, description="Replay: the extension this key created."
+            ),
+        },
+        examples=[
+            OpenApiExample(
+                "A week more, paid in USDC",
+                value={"term_days": 7, "asset": "usdc-ethereum"},
+                request_only=True,
+            ),
+            OpenApiExample(
+                "Extension",
+                value={
+                    **ORDER_EXAMPLE,
+                    "number": "LG-Q4RT-8WZC",
+                    "extends": "LG-7KQ2-M9XD",
+                    "extensions": [],
+                    "ssh_keys": [],
+                },
+                response_only=True,
+                status_codes=["201", "200"],
+            ),
+        ],
+        tags=["orders"],
+    )
+    def post(self, request, number: str):
+        rental = order_or_404(request, number)
+        serializer = self.InputSerializer(data=request.data)
+        return placed_response(
+            request,
+            serializer,
+            lambda key, data: api_extension_place(
+                user=request.user,
+                api_key=request_api_key(request),
+                rental=rental,
+                idempotency_key=key,
+                **data,
+            ),
         )

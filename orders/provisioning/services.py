@@ -15,6 +15,7 @@ from django.utils.translation import gettext_noop
 
 from accounts.models import SshKey, User
 from catalog.models import GpuModel
+from orders.extensions import rental_end
 from orders.hooks import order_provisioning_hold, order_public_keys
 from orders.hosts import Host
 from orders.models import NO_SSH_KEY_PROBLEM, Order, OrderEvent, OrderStatus
@@ -76,7 +77,10 @@ def _run(host: Host, args: list[str], stdin: str = "") -> dict:
 def order_provision(*, order: Order) -> bool:
     """Grant the order's access on each of its hosts and activate it (or wait for staff to
     confirm a custom environment). Safe to run again: the script is idempotent and a finished
-    order is left alone. Raises ProvisioningError for the task to retry. True once done."""
+    order is left alone. Raises ProvisioningError for the task to retry. True once done.
+    An extension has no machines of its own: there is nothing to provision."""
+    if order.is_extension:
+        return False
     if order.status == S.PAID:
         hold = order_provisioning_hold(order=order)
         if hold:
@@ -136,13 +140,14 @@ def order_provision(*, order: Order) -> bool:
 
 def _activate(*, order: Order, fields: dict, actor: str, actor_user: User | None) -> bool:
     now = timezone.now()
-    return order_transition(
-        order=order,
-        to=S.ACTIVE,
-        actor=actor,
-        actor_user=actor_user,
-        fields={**fields, "activated_at": now, "ends_at": now + timedelta(days=order.term_days)},
-    )
+    with transaction.atomic():
+        return order_transition(
+            order=order,
+            to=S.ACTIVE,
+            actor=actor,
+            actor_user=actor_user,
+            fields={**fields, "activated_at": now, "ends_at": rental_end(order=order, start=now)},
+        )
 
 
 def order_environment_confirm(*, order: Order, actor_user: User) -> bool:

@@ -63,5 +63,6 @@ def test_an_order_runs_the_same_queries_whatever_its_history(api, customer, usdc
             to_address=invoice.deposit_address,
             amount=Decimal(1),
         )
-    # Key, order, events, invoices with transfers, SSH keys, refunds, slots: one query each.
-    assert _count(lambda: api.get(url)) == few <= 8
+    # Key, order, events, extensions, invoices with transfers, SSH keys, refunds, slots: one
+    # query each.
+    assert _count(lambda: api.get(url)) == few <= 9

@@ -3,18 +3,23 @@ sequence per year even when payments settle at once; a refund issues a credit no
 issued document never changes."""
 
 import threading
+from datetime import timedelta
 
 import pytest
+from django.core import mail
 from django.db import connection
 from django.utils import timezone
 
 from billing.models import BillingDocument, BillingSequence, DocumentImmutable
 from billing.services import billing_on_event
+from orders.extensions import extension_create
 from orders.models import OrderStatus
 from orders.services import order_refund
 from payments.models import Transfer
+from payments.services import invoice_issue
 from payments.settlement import invoice_settle
 from tests.billing.helpers import order_paid
+from tests.factories import OrderFactory
 from tests.payments.helpers import order_with_invoice, transfer_recorded
 
 
@@ -107,3 +112,29 @@ def test_an_issued_document_cannot_be_changed_or_deleted(usdc, worker_runs):
     with pytest.raises(DocumentImmutable):
         BillingDocument.objects.filter(pk=document.pk).delete()
     assert BillingDocument.objects.get(pk=document.pk).total == order.total
+
+
+def test_a_paid_extension_gets_its_own_invoice_for_the_days_it_adds(usdc, customer, worker_runs):
+    now = timezone.now()
+    rental = OrderFactory(
+        user=customer,
+        status=OrderStatus.ACTIVE,
+        activated_at=now - timedelta(days=1),
+        ends_at=now + timedelta(days=2),
+    )
+    extension = extension_create(rental=rental, user=customer, term_days=7)
+    invoice = invoice_issue(order=extension, asset=usdc)
+    transfer_recorded(invoice, status=Transfer.Status.CONFIRMED)
+    mail.outbox.clear()
+
+    with worker_runs():
+        invoice_settle(invoice_id=invoice.pk)
+
+    document = BillingDocument.objects.get(order=extension)
+    assert document.kind == "invoice" and document.total == extension.total
+    assert f"Prolongation de la location {rental.number}" in document.lines[0]["description"]
+    assert document.service_start == timezone.localdate(rental.ends_at)
+    assert document.service_end == timezone.localdate(rental.ends_at) + timedelta(days=7)
+    # It travels with the "rental extended" e-mail (the extension's own "paid" sends none).
+    (message,) = mail.outbox
+    assert message.attachments[0][0] == document.filename
