@@ -13,6 +13,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.cache import never_cache
@@ -143,7 +144,8 @@ def two_factor_enrol(request):
     context = {
         "form": form,
         "next": next_url,
-        "qr": qr_svg(device.config_url, title=_("QR code for your authenticator app")),
+        # segno's markup, with the otpauth:// URI it escaped itself.
+        "qr": mark_safe(qr_svg(device.config_url, title=_("QR code for your authenticator app"))),
         "secret_groups": [secret[start : start + 4] for start in range(0, len(secret), 4)],
     }
     return render(request, "accounts/two_factor_enrol.html", context, status=status)

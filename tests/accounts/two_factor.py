@@ -46,3 +46,10 @@ class SecondFactorClient(Client):
         super().force_login(user, backend)
         if second_factor and (user.is_staff or two_factor_enabled(user=user)):
             second_factor_pass(self, user)
+
+
+def second_factor_type_in(page, device: TOTPDevice) -> None:
+    """In a browser sent to the verify page after the password: type the phone's code."""
+    page.wait_for_url("**/account/security/verify/**")
+    page.fill("input[name=code]", totp_code(device))
+    page.click("form.form button[type=submit]")
