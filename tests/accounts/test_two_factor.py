@@ -256,3 +256,13 @@ def test_bad_security_forms_get_a_clear_answer(client, customer, data):
     client.force_login(customer)
     response = client.post("/en/account/security/", data)
     assert response.status_code == 400
+
+
+def test_the_admin_site_itself_refuses_staff_without_a_verified_second_factor(rf, staff):
+    # Behind the middleware's redirects, for any admin view it would not see.
+    request = rf.get("/admin/")
+    request.user = staff
+    staff.is_verified = lambda: False
+    assert not admin.site.has_permission(request)
+    staff.is_verified = lambda: True
+    assert admin.site.has_permission(request)
