@@ -175,6 +175,8 @@ ALLAUTH_TRUSTED_PROXY_COUNT = TRUSTED_PROXY_COUNT
 # Second factor (django-otp): required of staff before any admin page, chosen by customers.
 # Authenticator apps show the store's name beside the account's e-mail.
 OTP_TOTP_ISSUER = "LocaGPU"
+# The admin lists devices (to see who has one) but never shows a key or recovery code.
+OTP_ADMIN_HIDE_SENSITIVE_DATA = True
 # Wrong codes on the verify page, per account and per client IP: on top of django-otp's own
 # back-off on each device (1 s, 2 s, 4 s... after each failure).
 TWO_FACTOR_RATE_LIMIT = {"limit": 10, "period": 300}

@@ -9,12 +9,13 @@ import pytest
 from django.contrib import admin
 from django.core.management import CommandError, call_command
 from django.urls import reverse
-from django_otp.plugins.otp_static.models import StaticToken
+from django_otp.plugins.otp_static.models import StaticDevice, StaticToken
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from accounts.services import api_key_create
 from accounts.two_factor import RECOVERY_CODE_COUNT, recovery_codes_renew, two_factor_enabled
 from tests.accounts.two_factor import authenticator_for, totp_code
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -266,3 +267,20 @@ def test_the_admin_site_itself_refuses_staff_without_a_verified_second_factor(rf
     assert not admin.site.has_permission(request)
     staff.is_verified = lambda: True
     assert admin.site.has_permission(request)
+
+
+def test_the_admin_never_shows_an_authenticator_key_nor_a_recovery_code(client, staff):
+    colleague = UserFactory(is_staff=True)
+    device = authenticator_for(colleague)
+    code = recovery_codes_renew(user=colleague)[0]
+    client.force_login(staff)
+    recovery = StaticDevice.objects.get(user=colleague)
+    pages = [
+        f"/admin/otp_totp/totpdevice/{device.pk}/change/",
+        f"/admin/otp_static/staticdevice/{recovery.pk}/change/",
+    ]
+    for url in pages:
+        page = client.get(url)
+        assert page.status_code == 200, url
+        body = page.content.decode()
+        assert device.key not in body and code not in body, url
