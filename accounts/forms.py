@@ -101,3 +101,21 @@ class SshKeyForm(forms.Form):
             }
         ),
     )
+
+
+class SecondFactorCodeForm(forms.Form):
+    """A code from the authenticator app, or (on the verify page) a recovery code."""
+
+    code = forms.CharField(
+        label=_("Code"),
+        max_length=32,
+        strip=True,
+        widget=forms.TextInput(
+            attrs={
+                "autocomplete": "one-time-code",
+                "autocapitalize": "off",
+                "spellcheck": "false",
+                "autofocus": True,
+            }
+        ),
+    )

@@ -16,9 +16,9 @@ from accounts.services import MAX_SSH_KEYS_PER_USER, ssh_key_add, ssh_key_delete
 from accounts.ssh_keys import SshKeyRefused
 
 
-def _back_to(request) -> str | None:
-    """Where to go once a key is added: the page that sent the customer here (the
-    configurator), if it is one of ours."""
+def safe_next_url(request) -> str | None:
+    """Where to go next: the page that sent the customer here (the configurator, for a key;
+    the page a second factor was asked for), if it is one of ours."""
     target = request.POST.get("next") or request.GET.get("next") or ""
     safe = url_has_allowed_host_and_scheme(
         target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
@@ -67,12 +67,12 @@ def ssh_keys(request):
             else:
                 message = _("The key “%(name)s” is added.") % {"name": ssh_key.name}
                 messages.success(request, message)
-                return redirect(_back_to(request) or "accounts:ssh_keys")
+                return redirect(safe_next_url(request) or "accounts:ssh_keys")
         status = 400
     context = {
         "form": form,
         "keys": ssh_keys_for_user(user=request.user),
         "max_keys": MAX_SSH_KEYS_PER_USER,
-        "next": _back_to(request) or "",
+        "next": safe_next_url(request) or "",
     }
     return render(request, "accounts/ssh_keys.html", context, status=status)

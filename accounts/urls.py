@@ -1,6 +1,6 @@
 from django.urls import path
 
-from accounts import ssh_key_views, views
+from accounts import ssh_key_views, two_factor_views, views
 
 app_name = "accounts"
 
@@ -14,4 +14,10 @@ urlpatterns += [
 
 urlpatterns += [
     path("ssh-keys/", ssh_key_views.ssh_keys, name="ssh_keys"),
+]
+
+urlpatterns += [
+    path("security/", two_factor_views.two_factor_security, name="two_factor"),
+    path("security/enrol/", two_factor_views.two_factor_enrol, name="two_factor_enrol"),
+    path("security/verify/", two_factor_views.two_factor_verify, name="two_factor_verify"),
 ]

@@ -8,6 +8,7 @@ from django.conf import settings
 from catalog.pagecache import forget_served_pages
 from payments.models import Asset, Chain
 from payments.services import chain_cursor_start
+from tests.accounts.two_factor import SecondFactorClient
 from tests.api.receiver import receiver_start
 from tests.factories import EnvironmentFactory, GpuModelFactory, UserFactory
 from tests.payments.helpers import rate_fresh
@@ -60,6 +61,20 @@ def _clear_cache():
         server.delete(*keys)
     forget_served_pages()
     yield
+
+
+@pytest.fixture
+def client():
+    """Django's test client; force_login passes the second factor too (staff need it for
+    any admin page): tests/accounts/two_factor.py."""
+    return SecondFactorClient()
+
+
+@pytest.fixture
+def admin_client(admin_user):
+    client = SecondFactorClient()
+    client.force_login(admin_user)
+    return client
 
 
 @pytest.fixture

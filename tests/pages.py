@@ -41,6 +41,8 @@ CUSTOMER_PAGES = {
     "account": "/{lang}/account/",
     "api-keys": "/{lang}/account/api-keys/",
     "ssh-keys": "/{lang}/account/ssh-keys/",
+    "security": "/{lang}/account/security/",
+    "two-factor-enrol": "/{lang}/account/security/enrol/",
     "orders": "/{lang}/account/orders/",
     "email-addresses": "/{lang}/accounts/email/",
     "password-change": "/{lang}/accounts/password/change/",

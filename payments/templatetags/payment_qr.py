@@ -2,9 +2,10 @@
 
 from functools import lru_cache
 
-import segno
 from django import template
 from django.utils.safestring import mark_safe
+
+from rental.qr import qr_svg
 
 register = template.Library()
 
@@ -13,12 +14,7 @@ register = template.Library()
 # changes with what is left to pay. Bounded, so a worker's memory stays flat.
 @lru_cache(maxsize=512)
 def _svg(data: str, title: str) -> str:
-    # segno's own SVG markup; `data` is our EIP-681 request and segno escapes it anyway.
-    # A viewBox and no width/height: CSS sizes the whole code, never crops it. The quiet zone
-    # is the 4 modules the standard asks for, so a reader finds the code on any background.
-    return segno.make(data, error="m").svg_inline(
-        border=4, omitsize=True, dark="#111", light="#fff", title=title or None
-    )
+    return qr_svg(data, title=title)
 
 
 @register.simple_tag

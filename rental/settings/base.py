@@ -34,7 +34,8 @@ CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 INSTALLED_APPS = [
     # modeltranslation patches the admin, so it comes first.
     "modeltranslation",
-    "django.contrib.admin",
+    # Django's admin on a site that asks staff for their second factor.
+    "rental.admin_site.StaffAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -45,6 +46,9 @@ INSTALLED_APPS = [
     "django.contrib.sites",
     "allauth",
     "allauth.account",
+    "django_otp",
+    "django_otp.plugins.otp_totp",
+    "django_otp.plugins.otp_static",
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -64,8 +68,10 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django_otp.middleware.OTPMiddleware",
     "accounts.middleware.TimeZoneMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "accounts.middleware.SecondFactorMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "allauth.account.middleware.AccountMiddleware",
     "csp.middleware.CSPMiddleware",
@@ -172,6 +178,16 @@ ACCOUNT_RATE_LIMITS = {
 # 0 = no proxy: REMOTE_ADDR, and X-Forwarded-For (which anyone can send) is ignored.
 TRUSTED_PROXY_COUNT = _store.TRUSTED_PROXY_COUNT
 ALLAUTH_TRUSTED_PROXY_COUNT = TRUSTED_PROXY_COUNT
+
+# Second factor (django-otp): required of staff before any admin page, chosen by customers.
+# Authenticator apps show the store's name beside the account's e-mail.
+OTP_TOTP_ISSUER = "LocaGPU"
+# The admin lists devices (to see who has one) but never shows a key or recovery code.
+OTP_ADMIN_HIDE_SENSITIVE_DATA = True
+# Wrong codes on the verify page, per account and per client IP: on top of django-otp's own
+# back-off on each device (1 s, 2 s, 4 s... after each failure).
+TWO_FACTOR_RATE_LIMIT = {"limit": 10, "period": 300}
+TWO_FACTOR_IP_RATE_LIMIT = {"limit": 30, "period": 300}
 
 # --- Internationalisation ----------------------------------------------------
 LANGUAGE_CODE = "fr"

@@ -1,10 +1,13 @@
 """Real Chromium (Debian's package) driven by Playwright against pytest-django's live server."""
 
+import io
 import os
 from pathlib import Path
 
 import pytest
+import zxingcpp
 from django.core.management import call_command
+from PIL import Image
 from playwright.sync_api import sync_playwright
 
 from tests.anvil import anvil_with_contracts
@@ -93,6 +96,14 @@ def screenshot(page, name: str) -> Path:
     # caret="initial": hiding the caret injects a style element, which the CSP refuses.
     page.screenshot(path=str(path), full_page=True, caret="initial")
     return path
+
+
+def displayed_qr(page, selector: str) -> str:
+    """What zxing-cpp (not segno, which drew it) reads from a screenshot of the QR element."""
+    png = page.locator(selector).screenshot(caret="initial")
+    found = zxingcpp.read_barcodes(Image.open(io.BytesIO(png)))
+    assert len(found) == 1, "the displayed QR code cannot be read"
+    return found[0].text
 
 
 def count_page_loads(page) -> list[str]:

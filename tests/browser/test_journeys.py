@@ -7,6 +7,7 @@ from playwright.sync_api import expect
 from catalog.formatting import money
 from catalog.models import TermPrice
 from orders.models import Order, OrderStatus
+from tests.accounts.two_factor import authenticator_for, second_factor_type_in
 from tests.browser.conftest import log_in, screenshot
 from tests.factories import UserFactory
 
@@ -51,6 +52,7 @@ def test_staff_provisions_and_activates_an_order_and_the_customer_sees_the_acces
 
     customer = UserFactory(password=PASSWORD)
     staff = UserFactory(password=PASSWORD, is_staff=True, is_superuser=True)
+    staff_phone = authenticator_for(staff)
     order = OrderFactory(
         user=customer,
         gpu=GpuModel.objects.get(slug="h100-sxm"),
@@ -63,6 +65,8 @@ def test_staff_provisions_and_activates_an_order_and_the_customer_sees_the_acces
     page.fill("input[name=login]", staff.email)
     page.fill("input[name=password]", PASSWORD)
     page.click("form.form button[type=submit]")
+    # Then the code from the authenticator app, before any admin page.
+    second_factor_type_in(page, staff_phone)
     page.wait_for_url("**/admin/")
 
     page.goto("/admin/orders/order/")

@@ -2,33 +2,22 @@
 request the page and the API give, amounts that follow a partial payment without a reload, the
 payment first on a phone, and a receipt once paid."""
 
-import io
 import json
 import time
 import urllib.request
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-import zxingcpp
-from PIL import Image
 from playwright.sync_api import expect
 
 from accounts.services import api_key_create
 from payments.selectors import in_asset_units
-from tests.browser.conftest import ARTIFACTS, log_in, screenshot
+from tests.browser.conftest import ARTIFACTS, displayed_qr, log_in, screenshot
 from tests.factories import UserFactory
 from tests.payments.helpers import order_with_invoice
 
 pytestmark = [pytest.mark.browser, pytest.mark.chain, pytest.mark.django_db(transaction=True)]
 PASSWORD = "correct-Horse-battery-9"
-
-
-def displayed_qr(page) -> str:
-    """What zxing-cpp (not segno, which drew it) reads from a screenshot of the QR element."""
-    png = page.locator(".payment-qr svg").screenshot(caret="initial")
-    found = zxingcpp.read_barcodes(Image.open(io.BytesIO(png)))
-    assert len(found) == 1, "the displayed QR code cannot be read"
-    return found[0].text
 
 
 def eip681(uri: str) -> dict:
@@ -58,7 +47,7 @@ def api_payment(live_server, raw_key: str, number: str) -> dict:
 
 def assert_everything_asks_for(page, payment: dict, amount: int) -> None:
     """The QR, the wallet link, the copy values and the API all request `amount` base units."""
-    request = eip681(displayed_qr(page))
+    request = eip681(displayed_qr(page, ".payment-qr svg"))
     assert request == {
         "token": payment["token_address"].lower(),
         "chain_id": payment["chain_id"],

@@ -17,16 +17,17 @@ from tests.payments.helpers import order_with_invoice
 
 pytestmark = pytest.mark.django_db
 
-# Ceilings: session, user, then what the page itself reads.
+# Ceilings: session, user, second factor (the session's device, or whether the account has
+# one), then what the page itself reads.
 CEILINGS = {
     # The page: its payment (with the currencies a feed prices now), refund, journal and
     # SSH-key sections each read their rows once.
-    "order page": 10,
-    "status poll": 4,
+    "order page": 11,
+    "status poll": 5,
     # The poll rebuilds the instructions (QR, rate) when what is left changed.
-    "payment poll": 7,
-    "order list": 4,
-    "API keys page": 4,
+    "payment poll": 8,
+    "order list": 5,
+    "API keys page": 5,
 }
 
 
