@@ -31,6 +31,10 @@ funds_received_checks: Hooks[Callable[..., bool]] = Hooks()
 # record(order=) once staff refunded a paid order, in that transaction: what was received is
 # owed back (payments holds the money, so it records the refund).
 refund_records: Hooks[Callable[..., object]] = Hooks()
+# close(order=) once the order is cancelled, in that transaction, under the order's lock: the
+# app holding its payment requests closes the open one (it stays watched, money reaching it is
+# flagged and owed back).
+cancel_records: Hooks[Callable[..., object]] = Hooks()
 # keys(order=) -> the OpenSSH public key lines of the order, installed on its hosts by
 # automatic provisioning (the app that stores customers' keys answers; all answers add up).
 public_key_sources: Hooks[Callable[..., list[str]]] = Hooks()
@@ -54,6 +58,11 @@ def order_funds_received(*, order: Order) -> bool:
 
 def order_refund_record(*, order: Order) -> None:
     for record in refund_records:
+        record(order=order)
+
+
+def order_cancel_record(*, order: Order) -> None:
+    for record in cancel_records:
         record(order=order)
 
 

@@ -18,6 +18,7 @@ class PaymentsConfig(AppConfig):
             order_has_received_funds,
             order_payment_watch_passed,
         )
+        from payments.services import order_invoices_close
         from payments.views import PAYMENT_SECTION, order_payment_section
         from rental.health import readiness_checks
 
@@ -27,5 +28,6 @@ class PaymentsConfig(AppConfig):
         hooks.page_sections.register(PAYMENT_SECTION, order_payment_section)
         hooks.page_sections.register(REFUND_SECTION, order_refund_section)
         hooks.refund_records.register("payments", order_refund_owed_record)
+        hooks.cancel_records.register("payments", order_invoices_close)
         hooks.email_sections.register(PAYMENT_SECTION, order_payment_email_section)
         readiness_checks.register("chain", chains_health)
