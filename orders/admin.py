@@ -12,6 +12,7 @@ from orders.forms import ActivateForm, MoveHostForm, OptionalReasonForm, ReasonF
 from orders.models import ALLOWED_TRANSITIONS, Order, OrderEvent, OrderStatus
 from orders.provisioning import services as provisioning
 from orders.transitions import TransitionNotAllowed
+from rental.admin import AppendOnlyAdmin
 
 S = OrderStatus
 
@@ -124,7 +125,7 @@ class OrderEventInline(HistoryIsReadOnly, admin.TabularInline):
 
 
 @admin.register(Order)
-class OrderAdmin(admin.ModelAdmin):
+class OrderAdmin(AppendOnlyAdmin):
     list_display = [
         "number",
         "user",
@@ -182,9 +183,6 @@ class OrderAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False  # orders are placed by customers or partners, through order_create
-
-    def has_delete_permission(self, request, obj=None):
-        return False  # an order is history: cancel or refund it instead
 
     @admin.display(description=_("Actions"))
     def staff_actions(self, obj: Order):
@@ -248,7 +246,7 @@ class OrderAdmin(admin.ModelAdmin):
 
 
 @admin.register(OrderEvent)
-class OrderEventAdmin(HistoryIsReadOnly, admin.ModelAdmin):
+class OrderEventAdmin(HistoryIsReadOnly, AppendOnlyAdmin):
     list_display = [
         "order",
         "created_at",

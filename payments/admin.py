@@ -21,14 +21,7 @@ from payments.rates import RateRefused, rate_manual_check, rate_set_manually
 from payments.refunds import admin as _refunds_admin  # noqa: F401
 from payments.selectors import in_asset_units
 from payments.services import PaymentError, invoice_funds_lost_clear, invoice_mark_paid
-
-
-class KeptForTheRecord:
-    """Invoices, transfers and claims are what the money trail and the order timelines point
-    to: nobody deletes one, not even a superuser (settle, flag or mark it instead)."""
-
-    def has_delete_permission(self, request, obj=None):
-        return False
+from rental.admin import AppendOnlyAdmin
 
 
 @admin.register(Chain)
@@ -153,16 +146,16 @@ class ReasonForm(forms.Form):
 
 
 @admin.register(Invoice)
-class InvoiceAdmin(KeptForTheRecord, admin.ModelAdmin):
+class InvoiceAdmin(AppendOnlyAdmin):
     list_display = ["order", "asset", "status", "due", "received", "flag_list", "created_at"]
     list_filter = ["status", *Invoice.FLAGS, "asset"]
     search_fields = ["order__number", "deposit_address"]
     list_select_related = ["order", "asset"]
     inlines = [TransferInline]
     actions = ["mark_paid", "clear_funds_lost"]
-    readonly_fields = [f.name for f in Invoice._meta.fields if f.name not in ("review",)] + [
-        "refund_owed_display"
-    ]
+    # Staff may tick `review` once they looked; the rest is the money trail.
+    editable_after_save = ("review",)
+    readonly_fields = ["refund_owed_display"]
 
     def has_add_permission(self, request):
         return False
@@ -252,7 +245,7 @@ class InvoiceAdmin(KeptForTheRecord, admin.ModelAdmin):
 
 
 @admin.register(Transfer)
-class TransferAdmin(KeptForTheRecord, admin.ModelAdmin):
+class TransferAdmin(AppendOnlyAdmin):
     list_display = ["tx_hash", "log_index", "chain", "asset", "amount", "status", "invoice"]
     list_filter = ["chain", "status", "disposition", "asset"]
     search_fields = ["tx_hash", "to_address", "from_address"]
@@ -263,10 +256,13 @@ class TransferAdmin(KeptForTheRecord, admin.ModelAdmin):
 
 
 @admin.register(PaymentClaim)
-class PaymentClaimAdmin(KeptForTheRecord, admin.ModelAdmin):
+class PaymentClaimAdmin(AppendOnlyAdmin):
     list_display = ["order", "user", "tx_hash", "created_at"]
     search_fields = ["order__number", "tx_hash"]
     readonly_fields = ["order", "invoice", "user", "tx_hash", "created_at"]
+
+    def has_add_permission(self, request):
+        return False  # the customer's "I've paid", never typed in by staff
 
 
 @admin.register(ScanCursor)

@@ -12,10 +12,11 @@ from payments.refunds.models import Refund
 from payments.refunds.selectors import refund_address_display, refund_amount_localized
 from payments.refunds.services import refund_tx_submit
 from payments.services import PaymentError
+from rental.admin import AppendOnlyAdmin
 
 
 @admin.register(Refund)
-class RefundAdmin(admin.ModelAdmin):
+class RefundAdmin(AppendOnlyAdmin):
     list_display = ["order", "to_refund", "status", "rejection", "tx_hash", "created_at"]
     list_filter = ["status", "chain", "asset"]
     search_fields = ["order__number", "address", "tx_hash"]
@@ -25,9 +26,6 @@ class RefundAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False  # owed refunds come from the payments, never typed in
-
-    def has_delete_permission(self, request, obj=None):
-        return False  # the money trail: a refund stays, done or not
 
     @admin.display(description=_("to refund"))
     def to_refund(self, refund: Refund) -> str:
