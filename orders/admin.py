@@ -3,6 +3,7 @@ from django.contrib.admin.utils import flatten_fieldsets
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
@@ -11,8 +12,9 @@ from orders.admin_hosts import OrderSlotInline
 from orders.forms import ActivateForm, MoveHostForm, OptionalReasonForm, ReasonForm
 from orders.models import ALLOWED_TRANSITIONS, Order, OrderEvent, OrderStatus
 from orders.provisioning import services as provisioning
+from orders.queue import order_queue_cases
 from orders.transitions import TransitionNotAllowed
-from rental.admin import AppendOnlyAdmin
+from rental.admin import AppendOnlyAdmin, queue_filter
 
 S = OrderStatus
 
@@ -137,7 +139,13 @@ class OrderAdmin(AppendOnlyAdmin):
         "status",
         "created_at",
     ]
-    list_filter = ["status", "gpu", "term_days", ("created_at", admin.DateFieldListFilter)]
+    list_filter = [
+        queue_filter(lambda: order_queue_cases(now=timezone.now())),
+        "status",
+        "gpu",
+        "term_days",
+        ("created_at", admin.DateFieldListFilter),
+    ]
     search_fields = ["number", "user__email", "user__last_name"]
     list_select_related = ["user", "gpu"]
     date_hierarchy = "created_at"

@@ -2,6 +2,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.template.response import TemplateResponse
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext_lazy
 
@@ -15,13 +16,14 @@ from payments.models import (
     ScanCursor,
     Transfer,
 )
+from payments.queue import claim_queue_cases, invoice_queue_cases
 from payments.rates import RateRefused, rate_manual_check, rate_set_manually
 
 # Registers the refunds' admin (payments/refunds/admin.py) with the rest of payments.
 from payments.refunds import admin as _refunds_admin  # noqa: F401
 from payments.selectors import in_asset_units
 from payments.services import PaymentError, invoice_funds_lost_clear, invoice_mark_paid
-from rental.admin import AppendOnlyAdmin
+from rental.admin import AppendOnlyAdmin, queue_filter
 
 
 @admin.register(Chain)
@@ -148,7 +150,7 @@ class ReasonForm(forms.Form):
 @admin.register(Invoice)
 class InvoiceAdmin(AppendOnlyAdmin):
     list_display = ["order", "asset", "status", "due", "received", "flag_list", "created_at"]
-    list_filter = ["status", *Invoice.FLAGS, "asset"]
+    list_filter = [queue_filter(invoice_queue_cases), "status", *Invoice.FLAGS, "asset"]
     search_fields = ["order__number", "deposit_address"]
     list_select_related = ["order", "asset"]
     inlines = [TransferInline]
@@ -258,6 +260,7 @@ class TransferAdmin(AppendOnlyAdmin):
 @admin.register(PaymentClaim)
 class PaymentClaimAdmin(AppendOnlyAdmin):
     list_display = ["order", "user", "tx_hash", "created_at"]
+    list_filter = [queue_filter(lambda: claim_queue_cases(now=timezone.now()))]
     search_fields = ["order__number", "tx_hash"]
     readonly_fields = ["order", "invoice", "user", "tx_hash", "created_at"]
 

@@ -1,6 +1,10 @@
-"""Admin behaviour shared by the apps: the append-only records."""
+"""Admin behaviour shared by the apps: the append-only records and the queue filters."""
+
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from django.contrib import admin
+from django.utils.translation import gettext_lazy as _
 
 
 class AppendOnlyAdmin(admin.ModelAdmin):
@@ -28,3 +32,21 @@ class AppendOnlyAdmin(admin.ModelAdmin):
         fields = [f.name for f in (*opts.concrete_fields, *opts.many_to_many) if f.editable]
         frozen = [name for name in fields if name not in self.editable_after_save]
         return declared + [name for name in frozen if name not in declared]
+
+
+def queue_filter(cases: Callable[[], Sequence[Any]]) -> type[admin.SimpleListFilter]:
+    """The list filter behind the cockpit's "to handle" links (backoffice): `cases()` gives the
+    cases (key, label, condition) of this list; `?queue=<key>` keeps the rows of that case."""
+
+    class QueueFilter(admin.SimpleListFilter):
+        title = _("to handle")
+        parameter_name = "queue"
+
+        def lookups(self, request, model_admin):
+            return [(case.key, case.label) for case in cases()]
+
+        def queryset(self, request, queryset):
+            chosen = next((case for case in cases() if case.key == self.value()), None)
+            return queryset if chosen is None else queryset.filter(chosen.condition)
+
+    return QueueFilter

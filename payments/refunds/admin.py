@@ -7,18 +7,19 @@ from django.template.response import TemplateResponse
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from payments.queue import refund_queue_cases
 from payments.refunds.forms import RefundTransactionForm
 from payments.refunds.models import Refund
 from payments.refunds.selectors import refund_address_display, refund_amount_localized
 from payments.refunds.services import refund_tx_submit
 from payments.services import PaymentError
-from rental.admin import AppendOnlyAdmin
+from rental.admin import AppendOnlyAdmin, queue_filter
 
 
 @admin.register(Refund)
 class RefundAdmin(AppendOnlyAdmin):
     list_display = ["order", "to_refund", "status", "rejection", "tx_hash", "created_at"]
-    list_filter = ["status", "chain", "asset"]
+    list_filter = [queue_filter(refund_queue_cases), "status", "chain", "asset"]
     search_fields = ["order__number", "address", "tx_hash"]
     list_select_related = ["order", "asset", "chain"]
     actions = ["record_transaction"]

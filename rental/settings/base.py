@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "orders",
     "payments",
     "api",
+    "backoffice",
 ]
 
 MIDDLEWARE = [
