@@ -118,10 +118,24 @@ class HistoryIsReadOnly:
         return False
 
 
-class OrderEventInline(HistoryIsReadOnly, admin.TabularInline):
+class ReasonInWords:
+    @admin.display(description=_("reason"))
+    def reason_display(self, event: OrderEvent) -> str:
+        return event.reason_display
+
+
+class OrderEventInline(ReasonInWords, HistoryIsReadOnly, admin.TabularInline):
     model = OrderEvent
     extra = 0
-    fields = ["created_at", "kind", "old_status", "new_status", "actor", "actor_user", "reason"]
+    fields = [
+        "created_at",
+        "kind",
+        "old_status",
+        "new_status",
+        "actor",
+        "actor_user",
+        "reason_display",
+    ]
     readonly_fields = fields
     ordering = ["created_at", "id"]
 
@@ -254,7 +268,7 @@ class OrderAdmin(AppendOnlyAdmin):
 
 
 @admin.register(OrderEvent)
-class OrderEventAdmin(HistoryIsReadOnly, AppendOnlyAdmin):
+class OrderEventAdmin(ReasonInWords, HistoryIsReadOnly, AppendOnlyAdmin):
     list_display = [
         "order",
         "created_at",
@@ -263,7 +277,20 @@ class OrderEventAdmin(HistoryIsReadOnly, AppendOnlyAdmin):
         "new_status",
         "actor",
         "actor_user",
+        "reason_display",
     ]
     list_filter = ["kind", "actor", "new_status"]
     search_fields = ["order__number"]
     list_select_related = ["order", "actor_user"]
+    fields = [
+        "order",
+        "created_at",
+        "kind",
+        "old_status",
+        "new_status",
+        "actor",
+        "actor_user",
+        "reason_display",
+        "data",
+    ]
+    readonly_fields = fields

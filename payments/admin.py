@@ -173,7 +173,10 @@ class InvoiceAdmin(AppendOnlyAdmin):
 
     @admin.display(description=_("flags"))
     def flag_list(self, invoice):
-        return ", ".join(invoice.flags) or "—"
+        return (
+            ", ".join(str(Invoice._meta.get_field(flag).verbose_name) for flag in invoice.flags)
+            or "—"
+        )
 
     @admin.display(description=_("refund owed"))
     def refund_owed_display(self, invoice):
