@@ -20,6 +20,11 @@ ORDERS_IN_PROGRESS = [S.AWAITING_PAYMENT, S.CONFIRMING, S.PAID, S.PROVISIONING, 
 QUEUE_FLAGS = ("underpaid", "overpaid", "paid_late", "wrong_asset", "multiple")
 
 
+def flag_label(flag: str) -> str:
+    """An invoice flag in words, in the active language."""
+    return str(next(field.verbose_name for field in Invoice._meta.fields if field.name == flag))
+
+
 def invoice_queue_cases() -> list[QueueCase]:
     fields = {field.name: field for field in Invoice._meta.fields}
     return [
