@@ -16,7 +16,7 @@ from payments.models import (
     ScanCursor,
     Transfer,
 )
-from payments.queue import claim_queue_cases, invoice_queue_cases
+from payments.queue import claim_queue_cases, flag_label, invoice_queue_cases
 from payments.rates import RateRefused, rate_manual_check, rate_set_manually
 
 # Registers the refunds' admin (payments/refunds/admin.py) with the rest of payments.
@@ -173,10 +173,7 @@ class InvoiceAdmin(AppendOnlyAdmin):
 
     @admin.display(description=_("flags"))
     def flag_list(self, invoice):
-        return (
-            ", ".join(str(Invoice._meta.get_field(flag).verbose_name) for flag in invoice.flags)
-            or "—"
-        )
+        return ", ".join(flag_label(flag) for flag in invoice.flags) or "—"
 
     @admin.display(description=_("refund owed"))
     def refund_owed_display(self, invoice):
