@@ -2,14 +2,17 @@ from django.contrib import admin, messages
 from django.contrib.admin.utils import flatten_fieldsets
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy as _
 
 from orders import services
 from orders.admin_hosts import OrderSlotInline
 from orders.forms import ActivateForm, MoveHostForm, OptionalReasonForm, ReasonForm
+from orders.hooks import order_admin_sections
 from orders.models import ALLOWED_TRANSITIONS, Order, OrderEvent, OrderStatus
 from orders.provisioning import services as provisioning
 from orders.queue import order_queue_cases
@@ -180,6 +183,8 @@ class OrderAdmin(AppendOnlyAdmin):
             },
         ),
         (_("Price"), {"fields": ["daily_rate", "total", "currency", "payment_deadline"]}),
+        # What the apps above orders record about it (orders.hooks.admin_sections).
+        (_("Payments and documents"), {"fields": ["records_of_other_apps"]}),
         (
             _("Rental"),
             {
@@ -219,6 +224,19 @@ class OrderAdmin(AppendOnlyAdmin):
             " ", '<a class="button" href="{}">{}</a>', ((url, label) for url, label in links)
         )
 
+    @admin.display(description=_("Records"))
+    def records_of_other_apps(self, obj: Order):
+        sections = order_admin_sections(order=obj)
+        if not sections:
+            return "—"
+        # Safe: each app's template escapes what it shows.
+        return mark_safe(
+            "".join(
+                render_to_string(section.template, {"order": obj, **section.context})
+                for section in sections
+            )
+        )
+
     def get_urls(self):
         return [
             path(
@@ -235,7 +253,15 @@ class OrderAdmin(AppendOnlyAdmin):
         order = get_object_or_404(Order, pk=object_id)
         if not self.has_change_permission(request, order):
             raise PermissionDenied
-        label, _offered, form_class, call = STAFF_ACTIONS[action]
+        label, offered, form_class, call = STAFF_ACTIONS[action]
+        if not offered(order):
+            # Only the actions the order's status allows, as the page offers them.
+            self.message_user(
+                request,
+                format_html(_("{}: not possible in this order's status."), label),
+                messages.ERROR,
+            )
+            return redirect("admin:orders_order_change", order.pk)
         form = form_class(request.POST or None)
         if request.method == "POST" and form.is_valid():
             try:

@@ -40,6 +40,9 @@ cancel_records: Hooks[Callable[..., object]] = Hooks()
 public_key_sources: Hooks[Callable[..., list[str]]] = Hooks()
 # section(order=) -> the PageSection the app adds to the order page, in registration order.
 page_sections: Hooks[Callable[..., PageSection]] = Hooks()
+# section(order=) -> the PageSection the app adds to the order's admin page (payments: its
+# invoices, transfers, flags, claims and refunds; billing: the legal invoices and their PDF).
+admin_sections: Hooks[Callable[..., PageSection]] = Hooks()
 # section(order=) -> what the app adds to the order's e-mails (a text template), or None.
 email_sections: Hooks[Callable[..., PageSection | None]] = Hooks()
 
@@ -77,6 +80,10 @@ def order_page_sections(
     that handled the request) replace the registered section of the same name."""
     given = given or {}
     return [given.get(name) or section(order=order) for name, section in page_sections.items()]
+
+
+def order_admin_sections(*, order: Order) -> list[PageSection]:
+    return [section(order=order) for section in admin_sections]
 
 
 def order_email_sections(*, order: Order) -> list[PageSection]:

@@ -1,3 +1,5 @@
+from dataclasses import dataclass
+
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
@@ -6,6 +8,8 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext_lazy
 
+from orders.hooks import PageSection
+from orders.models import Order
 from payments.models import (
     Asset,
     Chain,
@@ -21,7 +25,13 @@ from payments.rates import RateRefused, rate_manual_check, rate_set_manually
 
 # Registers the refunds' admin (payments/refunds/admin.py) with the rest of payments.
 from payments.refunds import admin as _refunds_admin  # noqa: F401
-from payments.selectors import in_asset_units
+from payments.refunds.selectors import refund_to_send, refunds_with_facts
+from payments.selectors import (
+    TransferProgress,
+    in_asset_units,
+    invoices_with_progress,
+    transfers_with_confirmations,
+)
 from payments.services import PaymentError, invoice_funds_lost_clear, invoice_mark_paid
 from rental.admin import AppendOnlyAdmin, queue_filter
 
@@ -164,12 +174,11 @@ class InvoiceAdmin(AppendOnlyAdmin):
 
     @admin.display(description=_("due"))
     def due(self, invoice):
-        return f"{in_asset_units(invoice.amount_due, asset=invoice.asset)} {invoice.asset.symbol}"
+        return _in_units(invoice.amount_due, invoice.asset)
 
     @admin.display(description=_("received"))
     def received(self, invoice):
-        amount = in_asset_units(invoice.amount_received, asset=invoice.asset)
-        return f"{amount} {invoice.asset.symbol}"
+        return _in_units(invoice.amount_received, invoice.asset)
 
     @admin.display(description=_("flags"))
     def flag_list(self, invoice):
@@ -177,8 +186,7 @@ class InvoiceAdmin(AppendOnlyAdmin):
 
     @admin.display(description=_("refund owed"))
     def refund_owed_display(self, invoice):
-        amount = in_asset_units(invoice.refund_owed, asset=invoice.asset)
-        return f"{amount} {invoice.asset.symbol}"
+        return _in_units(invoice.refund_owed, invoice.asset)
 
     @admin.action(description=_("Mark as paid (with a reason)"), permissions=["change"])
     def mark_paid(self, request, queryset):
@@ -286,3 +294,48 @@ class ScanCursorAdmin(admin.ModelAdmin):
         "head_block",
         "updated_at",
     ]
+
+
+# --- The order's admin page: its payment records (orders.hooks.admin_sections) -----------
+
+
+@dataclass(frozen=True)
+class InvoiceRecords:
+    invoice: Invoice
+    due: str
+    received: str
+    flags: list[str]
+    transfers: list[tuple[TransferProgress, str]]  # with the amount in words
+
+
+def _in_units(amount, asset: Asset) -> str:
+    return f"{in_asset_units(amount, asset=asset)} {asset.symbol}"
+
+
+def order_admin_payment_section(*, order: Order) -> PageSection:
+    """The order's invoices (flags in words), every transfer to them with its amount, hash
+    (explorer link) and confirmations, its "I've paid" claims and its refunds."""
+    invoices = [
+        InvoiceRecords(
+            invoice=invoice,
+            due=_in_units(invoice.amount_due, invoice.asset),
+            received=_in_units(invoice.amount_received, invoice.asset),
+            flags=[flag_label(flag) for flag in invoice.flags],
+            transfers=[
+                (item, _in_units(item.transfer.amount, invoice.asset))
+                for item in transfers_with_confirmations(invoice=invoice)
+            ],
+        )
+        for invoice in invoices_with_progress().filter(order=order).order_by("created_at")
+    ]
+    return PageSection(
+        template="payments/admin/_order_payments.html",
+        context={
+            "invoices": invoices,
+            "claims": PaymentClaim.objects.filter(order=order).order_by("created_at"),
+            "refunds": [
+                (refund, refund_to_send(refund))
+                for refund in refunds_with_facts().filter(order=order)
+            ],
+        },
+    )

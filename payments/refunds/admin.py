@@ -10,7 +10,7 @@ from django.utils.translation import gettext_lazy as _
 from payments.queue import refund_queue_cases
 from payments.refunds.forms import RefundTransactionForm
 from payments.refunds.models import Refund
-from payments.refunds.selectors import refund_address_display, refund_amount_localized
+from payments.refunds.selectors import refund_to_send
 from payments.refunds.services import refund_tx_submit
 from payments.services import PaymentError
 from rental.admin import AppendOnlyAdmin, queue_filter
@@ -30,19 +30,7 @@ class RefundAdmin(AppendOnlyAdmin):
 
     @admin.display(description=_("to refund"))
     def to_refund(self, refund: Refund) -> str:
-        facts = {
-            "amount": refund_amount_localized(refund),
-            "symbol": refund.asset.symbol,
-            "network": refund.chain.name,
-        }
-        if not refund.address:
-            return (
-                gettext("to refund: %(amount)s %(symbol)s on %(network)s (no address yet)") % facts
-            )
-        return gettext("to refund: %(amount)s %(symbol)s to %(address)s on %(network)s") % {
-            **facts,
-            "address": refund_address_display(refund),
-        }
+        return refund_to_send(refund)
 
     @admin.action(
         description=_("Record the refund transaction (paste its hash)"), permissions=["change"]
