@@ -16,7 +16,8 @@ class UserAdmin(DjangoUserAdmin):
         (None, {"fields": ["email", "password"]}),
         (_("Contact"), {"fields": ["first_name", "last_name", "language"]}),
         (
-            _("Permissions"),
+            # Not "Permissions": Django's own catalog, read first, keeps that word in French.
+            _("Access rights"),
             {"fields": ["is_active", "is_staff", "is_superuser", "groups", "user_permissions"]},
         ),
         (_("Dates"), {"fields": ["last_login", "date_joined"]}),

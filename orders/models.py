@@ -189,7 +189,7 @@ class OrderEvent(models.Model):
 
     def __str__(self) -> str:
         if self.kind == self.Kind.STATUS and self.old_status != self.new_status:
-            return gettext("%(kind)s: %(old)s → %(new)s") % {
+            return gettext("%(kind)s, from %(old)s to %(new)s") % {
                 "kind": self.get_kind_display(),
                 "old": self.get_old_status_display() or gettext("new order"),
                 "new": self.get_new_status_display(),
