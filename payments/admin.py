@@ -36,6 +36,10 @@ from payments.services import PaymentError, invoice_funds_lost_clear, invoice_ma
 from rental.admin import AppendOnlyAdmin, queue_filter
 
 
+def _in_units(amount, asset: Asset) -> str:
+    return f"{in_asset_units(amount, asset=asset)} {asset.symbol}"
+
+
 @admin.register(Chain)
 class ChainAdmin(admin.ModelAdmin):
     list_display = [
@@ -306,10 +310,6 @@ class InvoiceRecords:
     received: str
     flags: list[str]
     transfers: list[tuple[TransferProgress, str]]  # with the amount in words
-
-
-def _in_units(amount, asset: Asset) -> str:
-    return f"{in_asset_units(amount, asset=asset)} {asset.symbol}"
 
 
 def order_admin_payment_section(*, order: Order) -> PageSection:
