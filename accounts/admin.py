@@ -1,7 +1,13 @@
+from datetime import datetime
+
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+from django.utils.formats import date_format
+from django.utils.timezone import localtime
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import ngettext
+from django.utils.translation import ngettext, pgettext_lazy
+from django_otp.plugins.otp_static.models import StaticDevice
+from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from accounts.models import User
 
@@ -16,7 +22,8 @@ class UserAdmin(DjangoUserAdmin):
         (None, {"fields": ["email", "password"]}),
         (_("Contact"), {"fields": ["first_name", "last_name", "language"]}),
         (
-            _("Permissions"),
+            # Not "Permissions": Django's own catalog, read first, keeps that word in French.
+            _("Access rights"),
             {"fields": ["is_active", "is_staff", "is_superuser", "groups", "user_permissions"]},
         ),
         (_("Dates"), {"fields": ["last_login", "date_joined"]}),
@@ -129,3 +136,55 @@ class SshKeyAdmin(admin.ModelAdmin):
     def delete_queryset(self, request, queryset):
         for ssh_key in queryset:
             ssh_key_delete(ssh_key=ssh_key)
+
+
+def _when(moment: datetime | None) -> str:
+    # The change page shows a method's answer as text: formatted here, as lists do.
+    return date_format(localtime(moment), "SHORT_DATETIME_FORMAT") if moment else "—"
+
+
+class SecondFactorDeviceAdmin(admin.ModelAdmin):
+    """Who has a second factor, read-only and in the staff's language (django-otp's own admin
+    names its columns after its fields, in English). Devices are added on the security page,
+    where their owner scans the code; a lost one goes with `manage.py otp_reset`. No key and
+    no recovery code is ever shown."""
+
+    list_display = ["owner", "device_name", "added", "last_used", "confirmed_device"]
+    fields = list_display
+    readonly_fields = list_display
+    list_select_related = ["user"]
+    search_fields = ["user__email"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    @admin.display(description=_("account"))
+    def owner(self, device) -> str:
+        return device.user.email
+
+    @admin.display(description=_("name"))
+    def device_name(self, device) -> str:
+        return device.name
+
+    @admin.display(description=_("added"))
+    def added(self, device) -> str:
+        return _when(device.created_at)
+
+    @admin.display(description=_("last used"))
+    def last_used(self, device) -> str:
+        return _when(device.last_used_at)
+
+    @admin.display(description=pgettext_lazy("second factor", "confirmed"), boolean=True)
+    def confirmed_device(self, device) -> bool:
+        return device.confirmed
+
+
+for device_model in (TOTPDevice, StaticDevice):
+    admin.site.unregister(device_model)
+    admin.site.register(device_model, SecondFactorDeviceAdmin)

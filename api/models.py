@@ -116,7 +116,9 @@ class WebhookDelivery(models.Model):
     event = models.ForeignKey(OrderEvent, on_delete=models.CASCADE, related_name="+")
     event_type = models.CharField(max_length=40, choices=WebhookEvent.choices)
     payload = models.JSONField()
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    status = models.CharField(
+        _("status"), max_length=10, choices=Status.choices, default=Status.PENDING
+    )
     attempts = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
     retry_until = models.DateTimeField()

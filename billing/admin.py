@@ -9,6 +9,9 @@ from billing.exports import documents_csv
 from billing.models import BillingDocument
 from billing.selectors import billing_documents_issued
 from billing.views import pdf_response
+from orders.hooks import PageSection
+from orders.models import Order
+from rental.admin import AppendOnlyAdmin
 
 
 class ExportForm(forms.Form):
@@ -24,7 +27,7 @@ class ExportForm(forms.Form):
 
 
 @admin.register(BillingDocument)
-class BillingDocumentAdmin(admin.ModelAdmin):
+class BillingDocumentAdmin(AppendOnlyAdmin):
     """Read-only: an issued document is never changed nor deleted (a refund issues a credit
     note); staff read them, download their PDF and export a period for the accountant."""
 
@@ -88,3 +91,11 @@ class BillingDocumentAdmin(admin.ModelAdmin):
         if document is None:
             return HttpResponse(status=404)
         return pdf_response(document)
+
+
+def order_admin_billing_section(*, order: Order) -> PageSection:
+    """The order's invoice and credit note on its admin page, each with its PDF."""
+    return PageSection(
+        template="billing/admin/_order_documents.html",
+        context={"documents": BillingDocument.objects.filter(order=order).order_by("issued_at")},
+    )

@@ -2,16 +2,22 @@ from django.contrib import admin, messages
 from django.contrib.admin.utils import flatten_fieldsets
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy as _
 
 from orders import services
 from orders.admin_hosts import OrderSlotInline
 from orders.forms import ActivateForm, MoveHostForm, OptionalReasonForm, ReasonForm
+from orders.hooks import order_admin_sections
 from orders.models import ALLOWED_TRANSITIONS, Order, OrderEvent, OrderStatus
 from orders.provisioning import services as provisioning
+from orders.queue import order_queue_cases
 from orders.transitions import RENTAL_ONLY, TransitionNotAllowed
+from rental.admin import AppendOnlyAdmin, queue_filter
 
 S = OrderStatus
 
@@ -123,16 +129,30 @@ class HistoryIsReadOnly:
         return False
 
 
-class OrderEventInline(HistoryIsReadOnly, admin.TabularInline):
+class ReasonInWords:
+    @admin.display(description=_("reason"))
+    def reason_display(self, event: OrderEvent) -> str:
+        return event.reason_display
+
+
+class OrderEventInline(ReasonInWords, HistoryIsReadOnly, admin.TabularInline):
     model = OrderEvent
     extra = 0
-    fields = ["created_at", "kind", "old_status", "new_status", "actor", "actor_user", "reason"]
+    fields = [
+        "created_at",
+        "kind",
+        "old_status",
+        "new_status",
+        "actor",
+        "actor_user",
+        "reason_display",
+    ]
     readonly_fields = fields
     ordering = ["created_at", "id"]
 
 
 @admin.register(Order)
-class OrderAdmin(admin.ModelAdmin):
+class OrderAdmin(AppendOnlyAdmin):
     list_display = [
         "number",
         "user",
@@ -144,7 +164,13 @@ class OrderAdmin(admin.ModelAdmin):
         "status",
         "created_at",
     ]
-    list_filter = ["status", "gpu", "term_days", ("created_at", admin.DateFieldListFilter)]
+    list_filter = [
+        queue_filter(lambda: order_queue_cases(now=timezone.now())),
+        "status",
+        "gpu",
+        "term_days",
+        ("created_at", admin.DateFieldListFilter),
+    ]
     search_fields = ["number", "user__email", "user__last_name"]
     list_select_related = ["user", "gpu"]
     date_hierarchy = "created_at"
@@ -165,6 +191,8 @@ class OrderAdmin(admin.ModelAdmin):
             },
         ),
         (_("Price"), {"fields": ["daily_rate", "total", "currency", "payment_deadline"]}),
+        # What the apps above orders record about it (orders.hooks.admin_sections).
+        (_("Payments and documents"), {"fields": ["records_of_other_apps"]}),
         (
             _("Rental"),
             {
@@ -191,9 +219,6 @@ class OrderAdmin(admin.ModelAdmin):
     def has_add_permission(self, request):
         return False  # orders are placed by customers or partners, through order_create
 
-    def has_delete_permission(self, request, obj=None):
-        return False  # an order is history: cancel or refund it instead
-
     @admin.display(description=_("Actions"))
     def staff_actions(self, obj: Order):
         links = [
@@ -205,6 +230,19 @@ class OrderAdmin(admin.ModelAdmin):
             return "—"
         return format_html_join(
             " ", '<a class="button" href="{}">{}</a>', ((url, label) for url, label in links)
+        )
+
+    @admin.display(description=_("Records"))
+    def records_of_other_apps(self, obj: Order):
+        sections = order_admin_sections(order=obj)
+        if not sections:
+            return "—"
+        # Safe: each app's template escapes what it shows.
+        return mark_safe(
+            "".join(
+                render_to_string(section.template, {"order": obj, **section.context})
+                for section in sections
+            )
         )
 
     def get_urls(self):
@@ -223,7 +261,15 @@ class OrderAdmin(admin.ModelAdmin):
         order = get_object_or_404(Order, pk=object_id)
         if not self.has_change_permission(request, order):
             raise PermissionDenied
-        label, _offered, form_class, call = STAFF_ACTIONS[action]
+        label, offered, form_class, call = STAFF_ACTIONS[action]
+        if not offered(order):
+            # Only the actions the order's status allows, as the page offers them.
+            self.message_user(
+                request,
+                format_html(_("{}: not possible in this order's status."), label),
+                messages.ERROR,
+            )
+            return redirect("admin:orders_order_change", order.pk)
         form = form_class(request.POST or None)
         if request.method == "POST" and form.is_valid():
             try:
@@ -256,7 +302,7 @@ class OrderAdmin(admin.ModelAdmin):
 
 
 @admin.register(OrderEvent)
-class OrderEventAdmin(HistoryIsReadOnly, admin.ModelAdmin):
+class OrderEventAdmin(ReasonInWords, HistoryIsReadOnly, AppendOnlyAdmin):
     list_display = [
         "order",
         "created_at",
@@ -265,7 +311,20 @@ class OrderEventAdmin(HistoryIsReadOnly, admin.ModelAdmin):
         "new_status",
         "actor",
         "actor_user",
+        "reason_display",
     ]
     list_filter = ["kind", "actor", "new_status"]
     search_fields = ["order__number"]
     list_select_related = ["order", "actor_user"]
+    fields = [
+        "order",
+        "created_at",
+        "kind",
+        "old_status",
+        "new_status",
+        "actor",
+        "actor_user",
+        "reason_display",
+        "data",
+    ]
+    readonly_fields = fields

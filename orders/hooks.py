@@ -31,11 +31,18 @@ funds_received_checks: Hooks[Callable[..., bool]] = Hooks()
 # record(order=) once staff refunded a paid order, in that transaction: what was received is
 # owed back (payments holds the money, so it records the refund).
 refund_records: Hooks[Callable[..., object]] = Hooks()
+# close(order=) once the order is cancelled, in that transaction, under the order's lock: the
+# app holding its payment requests closes the open one (it stays watched, money reaching it is
+# flagged and owed back).
+cancel_records: Hooks[Callable[..., object]] = Hooks()
 # keys(order=) -> the OpenSSH public key lines of the order, installed on its hosts by
 # automatic provisioning (the app that stores customers' keys answers; all answers add up).
 public_key_sources: Hooks[Callable[..., list[str]]] = Hooks()
 # section(order=) -> the PageSection the app adds to the order page, in registration order.
 page_sections: Hooks[Callable[..., PageSection]] = Hooks()
+# section(order=) -> the PageSection the app adds to the order's admin page (payments: its
+# invoices, transfers, flags, claims and refunds; billing: the legal invoices and their PDF).
+admin_sections: Hooks[Callable[..., PageSection]] = Hooks()
 # section(order=) -> what the app adds to the order's e-mails (a text template), or None.
 email_sections: Hooks[Callable[..., PageSection | None]] = Hooks()
 # files(event=) -> [(filename, content, mimetype)] attached to the e-mail of that order event
@@ -60,6 +67,11 @@ def order_refund_record(*, order: Order) -> None:
         record(order=order)
 
 
+def order_cancel_record(*, order: Order) -> None:
+    for record in cancel_records:
+        record(order=order)
+
+
 def order_public_keys(*, order: Order) -> list[str]:
     return [key for source in public_key_sources for key in source(order=order)]
 
@@ -71,6 +83,10 @@ def order_page_sections(
     that handled the request) replace the registered section of the same name."""
     given = given or {}
     return [given.get(name) or section(order=order) for name, section in page_sections.items()]
+
+
+def order_admin_sections(*, order: Order) -> list[PageSection]:
+    return [section(order=order) for section in admin_sections]
 
 
 def order_email_sections(*, order: Order) -> list[PageSection]:

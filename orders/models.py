@@ -4,6 +4,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from catalog.models import TERMS, Environment, GpuModel
@@ -230,9 +231,19 @@ class OrderEvent(models.Model):
         verbose_name_plural = _("order events")
 
     def __str__(self) -> str:
-        if self.kind == self.Kind.STATUS:
-            return f"{self.order_id}: {self.old_status or '∅'} → {self.new_status}"
-        return f"{self.order_id}: {self.kind}"
+        if self.kind == self.Kind.STATUS and self.old_status != self.new_status:
+            return gettext("%(kind)s, from %(old)s to %(new)s") % {
+                "kind": self.get_kind_display(),
+                "old": self.get_old_status_display() or gettext("new order"),
+                "new": self.get_new_status_display(),
+            }
+        return str(self.get_kind_display())
+
+    @property
+    def reason_display(self) -> str:
+        # Reasons the system writes are stored in English (gettext_noop) and translated when
+        # shown; a reason staff typed has no translation and reads as they wrote it.
+        return gettext(self.reason) if self.reason else ""
 
 
 # Hosts and slots live in their own module; Django finds models through this one.

@@ -17,6 +17,7 @@ from catalog.pagecache import catalog_changed
 from orders.errors import OrderError
 from orders.extensions import rental_end
 from orders.hooks import (
+    order_cancel_record,
     order_funds_received,
     order_may_expire,
     order_provisioning_hold,
@@ -280,9 +281,12 @@ def order_cancel(
                 code="not_cancellable",
             )
         order.status = locked.status
-        return order_transition(
+        cancelled = order_transition(
             order=order, to=OrderStatus.CANCELLED, actor=actor, actor_user=actor_user, reason=reason
         )
+        if cancelled:
+            order_cancel_record(order=order)
+        return cancelled
 
 
 def orders_expire(*, now=None) -> int:

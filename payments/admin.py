@@ -1,10 +1,15 @@
+from dataclasses import dataclass
+
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.template.response import TemplateResponse
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext_lazy
 
+from orders.hooks import PageSection
+from orders.models import Order
 from payments.models import (
     Asset,
     Chain,
@@ -15,20 +20,24 @@ from payments.models import (
     ScanCursor,
     Transfer,
 )
+from payments.queue import claim_queue_cases, flag_label, invoice_queue_cases
 from payments.rates import RateRefused, rate_manual_check, rate_set_manually
 
 # Registers the refunds' admin (payments/refunds/admin.py) with the rest of payments.
 from payments.refunds import admin as _refunds_admin  # noqa: F401
-from payments.selectors import in_asset_units
+from payments.refunds.selectors import refund_to_send, refunds_with_facts
+from payments.selectors import (
+    TransferProgress,
+    in_asset_units,
+    invoices_with_progress,
+    transfers_with_confirmations,
+)
 from payments.services import PaymentError, invoice_funds_lost_clear, invoice_mark_paid
+from rental.admin import AppendOnlyAdmin, queue_filter
 
 
-class KeptForTheRecord:
-    """Invoices, transfers and claims are what the money trail and the order timelines point
-    to: nobody deletes one, not even a superuser (settle, flag or mark it instead)."""
-
-    def has_delete_permission(self, request, obj=None):
-        return False
+def _in_units(amount, asset: Asset) -> str:
+    return f"{in_asset_units(amount, asset=asset)} {asset.symbol}"
 
 
 @admin.register(Chain)
@@ -153,37 +162,35 @@ class ReasonForm(forms.Form):
 
 
 @admin.register(Invoice)
-class InvoiceAdmin(KeptForTheRecord, admin.ModelAdmin):
+class InvoiceAdmin(AppendOnlyAdmin):
     list_display = ["order", "asset", "status", "due", "received", "flag_list", "created_at"]
-    list_filter = ["status", *Invoice.FLAGS, "asset"]
+    list_filter = [queue_filter(invoice_queue_cases), "status", *Invoice.FLAGS, "asset"]
     search_fields = ["order__number", "deposit_address"]
     list_select_related = ["order", "asset"]
     inlines = [TransferInline]
     actions = ["mark_paid", "clear_funds_lost"]
-    readonly_fields = [f.name for f in Invoice._meta.fields if f.name not in ("review",)] + [
-        "refund_owed_display"
-    ]
+    # Staff may tick `review` once they looked; the rest is the money trail.
+    editable_after_save = ("review",)
+    readonly_fields = ["refund_owed_display"]
 
     def has_add_permission(self, request):
         return False
 
     @admin.display(description=_("due"))
     def due(self, invoice):
-        return f"{in_asset_units(invoice.amount_due, asset=invoice.asset)} {invoice.asset.symbol}"
+        return _in_units(invoice.amount_due, invoice.asset)
 
     @admin.display(description=_("received"))
     def received(self, invoice):
-        amount = in_asset_units(invoice.amount_received, asset=invoice.asset)
-        return f"{amount} {invoice.asset.symbol}"
+        return _in_units(invoice.amount_received, invoice.asset)
 
     @admin.display(description=_("flags"))
     def flag_list(self, invoice):
-        return ", ".join(invoice.flags) or "—"
+        return ", ".join(flag_label(flag) for flag in invoice.flags) or "—"
 
     @admin.display(description=_("refund owed"))
     def refund_owed_display(self, invoice):
-        amount = in_asset_units(invoice.refund_owed, asset=invoice.asset)
-        return f"{amount} {invoice.asset.symbol}"
+        return _in_units(invoice.refund_owed, invoice.asset)
 
     @admin.action(description=_("Mark as paid (with a reason)"), permissions=["change"])
     def mark_paid(self, request, queryset):
@@ -252,7 +259,7 @@ class InvoiceAdmin(KeptForTheRecord, admin.ModelAdmin):
 
 
 @admin.register(Transfer)
-class TransferAdmin(KeptForTheRecord, admin.ModelAdmin):
+class TransferAdmin(AppendOnlyAdmin):
     list_display = ["tx_hash", "log_index", "chain", "asset", "amount", "status", "invoice"]
     list_filter = ["chain", "status", "disposition", "asset"]
     search_fields = ["tx_hash", "to_address", "from_address"]
@@ -263,10 +270,14 @@ class TransferAdmin(KeptForTheRecord, admin.ModelAdmin):
 
 
 @admin.register(PaymentClaim)
-class PaymentClaimAdmin(KeptForTheRecord, admin.ModelAdmin):
+class PaymentClaimAdmin(AppendOnlyAdmin):
     list_display = ["order", "user", "tx_hash", "created_at"]
+    list_filter = [queue_filter(lambda: claim_queue_cases(now=timezone.now()))]
     search_fields = ["order__number", "tx_hash"]
     readonly_fields = ["order", "invoice", "user", "tx_hash", "created_at"]
+
+    def has_add_permission(self, request):
+        return False  # the customer's "I've paid", never typed in by staff
 
 
 @admin.register(ScanCursor)
@@ -287,3 +298,44 @@ class ScanCursorAdmin(admin.ModelAdmin):
         "head_block",
         "updated_at",
     ]
+
+
+# --- The order's admin page: its payment records (orders.hooks.admin_sections) -----------
+
+
+@dataclass(frozen=True)
+class InvoiceRecords:
+    invoice: Invoice
+    due: str
+    received: str
+    flags: list[str]
+    transfers: list[tuple[TransferProgress, str]]  # with the amount in words
+
+
+def order_admin_payment_section(*, order: Order) -> PageSection:
+    """The order's invoices (flags in words), every transfer to them with its amount, hash
+    (explorer link) and confirmations, its "I've paid" claims and its refunds."""
+    invoices = [
+        InvoiceRecords(
+            invoice=invoice,
+            due=_in_units(invoice.amount_due, invoice.asset),
+            received=_in_units(invoice.amount_received, invoice.asset),
+            flags=[flag_label(flag) for flag in invoice.flags],
+            transfers=[
+                (item, _in_units(item.transfer.amount, invoice.asset))
+                for item in transfers_with_confirmations(invoice=invoice)
+            ],
+        )
+        for invoice in invoices_with_progress().filter(order=order).order_by("created_at")
+    ]
+    return PageSection(
+        template="payments/admin/_order_payments.html",
+        context={
+            "invoices": invoices,
+            "claims": PaymentClaim.objects.filter(order=order).order_by("created_at"),
+            "refunds": [
+                (refund, refund_to_send(refund))
+                for refund in refunds_with_facts().filter(order=order)
+            ],
+        },
+    )

@@ -9,6 +9,7 @@ class PaymentsConfig(AppConfig):
     def ready(self) -> None:
         # orders and rental ask, payments answers: neither imports payments.
         from orders import hooks
+        from payments.admin import order_admin_payment_section
         from payments.health import chains_health
         from payments.notifications import order_payment_email_section
         from payments.refunds.services import order_refund_owed_record
@@ -18,6 +19,7 @@ class PaymentsConfig(AppConfig):
             order_has_received_funds,
             order_payment_watch_passed,
         )
+        from payments.services import order_invoices_close
         from payments.views import PAYMENT_SECTION, order_payment_section
         from rental.health import readiness_checks
 
@@ -27,5 +29,7 @@ class PaymentsConfig(AppConfig):
         hooks.page_sections.register(PAYMENT_SECTION, order_payment_section)
         hooks.page_sections.register(REFUND_SECTION, order_refund_section)
         hooks.refund_records.register("payments", order_refund_owed_record)
+        hooks.cancel_records.register("payments", order_invoices_close)
+        hooks.admin_sections.register("payments", order_admin_payment_section)
         hooks.email_sections.register(PAYMENT_SECTION, order_payment_email_section)
         readiness_checks.register("chain", chains_health)

@@ -111,7 +111,9 @@ class PriceFeed(models.Model):
         FIAT = "fiat", _("Store currency in USD")
         SEQUENCER = "sequencer", _("L2 sequencer uptime")
 
-    chain = models.ForeignKey(Chain, on_delete=models.CASCADE, related_name="price_feeds")
+    chain = models.ForeignKey(
+        Chain, on_delete=models.CASCADE, related_name="price_feeds", verbose_name=_("chain")
+    )
     pair = models.CharField(_("pair"), max_length=30, help_text="ETH/USD, EUR/USD, sequencer")
     role = models.CharField(_("role"), max_length=10, choices=Role.choices)
     # Lower-case hex, like token contracts.
@@ -153,7 +155,9 @@ class Asset(models.Model):
         ERC20 = "erc20", _("ERC-20 token")
 
     slug = models.SlugField(_("id"), max_length=40, unique=True, help_text="usdc-ethereum")
-    chain = models.ForeignKey(Chain, on_delete=models.PROTECT, related_name="assets")
+    chain = models.ForeignKey(
+        Chain, on_delete=models.PROTECT, related_name="assets", verbose_name=_("chain")
+    )
     kind = models.CharField(_("kind"), max_length=8, choices=Kind.choices)
     symbol = models.CharField(_("symbol"), max_length=12)
     name = models.CharField(_("name"), max_length=60)
@@ -231,7 +235,9 @@ class Rate(models.Model):
         FEED = "feed", _("Price feeds")
         MANUAL = "manual", _("Set by staff")
 
-    asset = models.ForeignKey(Asset, on_delete=models.CASCADE, related_name="rates")
+    asset = models.ForeignKey(
+        Asset, on_delete=models.CASCADE, related_name="rates", verbose_name=_("asset")
+    )
     currency = models.CharField(_("currency"), max_length=3)
     rate = models.DecimalField(_("rate"), max_digits=24, decimal_places=8)
     source = models.CharField(_("source"), max_length=60)
@@ -282,13 +288,19 @@ class Invoice(models.Model):
         "funds_lost",
     )
 
-    order = models.ForeignKey(Order, on_delete=models.PROTECT, related_name="invoices")
-    asset = models.ForeignKey(Asset, on_delete=models.PROTECT, related_name="invoices")
+    order = models.ForeignKey(
+        Order, on_delete=models.PROTECT, related_name="invoices", verbose_name=_("order")
+    )
+    asset = models.ForeignKey(
+        Asset, on_delete=models.PROTECT, related_name="invoices", verbose_name=_("asset")
+    )
     status = models.CharField(_("status"), max_length=8, choices=Status.choices, default="open")
     deposit_address = models.CharField(_("deposit address"), max_length=42, unique=True)
     derivation_index = models.PositiveIntegerField(_("derivation index"), unique=True)
     amount_due = models.DecimalField(_("amount due (base units)"), **BASE_UNITS)
-    rate = models.ForeignKey(Rate, on_delete=models.PROTECT, related_name="+")
+    rate = models.ForeignKey(
+        Rate, on_delete=models.PROTECT, related_name="+", verbose_name=_("rate")
+    )
     locked_rate = models.DecimalField(_("locked rate"), max_digits=24, decimal_places=8)
     fiat_amount = models.DecimalField(_("order total"), max_digits=12, decimal_places=2)
     currency = models.CharField(_("currency"), max_length=3)
@@ -314,7 +326,12 @@ class Invoice(models.Model):
     # The order was paid, then the money left the chain (reorganisation): provisioning waits.
     funds_lost = models.BooleanField(_("funds lost after payment"), default=False)
     marked_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("marked by"),
     )
     marked_reason = models.TextField(_("reason"), blank=True)
 
@@ -362,7 +379,9 @@ class Transfer(models.Model):
         CLOSED_INVOICE = "closed_invoice", _("Invoice closed")
         UNMONITORED = "unmonitored", _("After the watch period")
 
-    chain = models.ForeignKey(Chain, on_delete=models.PROTECT, related_name="transfers")
+    chain = models.ForeignKey(
+        Chain, on_delete=models.PROTECT, related_name="transfers", verbose_name=_("chain")
+    )
     tx_hash = models.CharField(_("transaction"), max_length=66)
     log_index = models.IntegerField(_("log index"))
     block_number = models.PositiveBigIntegerField(_("block"))
@@ -370,10 +389,17 @@ class Transfer(models.Model):
     block_time = models.DateTimeField(_("block time"))
     from_address = models.CharField(_("from"), max_length=42)
     to_address = models.CharField(_("to"), max_length=42, db_index=True)
-    asset = models.ForeignKey(Asset, on_delete=models.PROTECT, related_name="transfers")
+    asset = models.ForeignKey(
+        Asset, on_delete=models.PROTECT, related_name="transfers", verbose_name=_("asset")
+    )
     amount = models.DecimalField(_("amount (base units)"), **BASE_UNITS)
     invoice = models.ForeignKey(
-        Invoice, on_delete=models.PROTECT, null=True, blank=True, related_name="transfers"
+        Invoice,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="transfers",
+        verbose_name=_("invoice"),
     )
     disposition = models.CharField(
         _("disposition"), max_length=16, choices=Disposition.choices, default="credit"
@@ -446,11 +472,23 @@ class ScannedBlock(models.Model):
 class PaymentClaim(models.Model):
     """The customer pressed "I've paid"."""
 
-    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="payment_claims")
-    invoice = models.ForeignKey(
-        Invoice, on_delete=models.CASCADE, related_name="claims", null=True, blank=True
+    order = models.ForeignKey(
+        Order, on_delete=models.CASCADE, related_name="payment_claims", verbose_name=_("order")
     )
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    invoice = models.ForeignKey(
+        Invoice,
+        on_delete=models.CASCADE,
+        related_name="claims",
+        null=True,
+        blank=True,
+        verbose_name=_("invoice"),
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="+",
+        verbose_name=_("customer"),
+    )
     tx_hash = models.CharField(_("transaction"), max_length=66, blank=True)
     created_at = models.DateTimeField(_("time"), default=timezone.now)
 

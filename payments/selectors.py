@@ -229,20 +229,27 @@ def payment_progress(
     if invoice is None:
         return None
     chain = invoice.asset.chain
-    head, required = _head_block(chain), max(chain.confirmations, 1)
     return PaymentProgress(
         invoice=invoice,
-        head_block=head,
-        required=required,
-        transfers=[
-            TransferProgress(
-                transfer=transfer,
-                confirmations=_confirmations(transfer, head=head, required=required),
-                explorer_url=chain.explorer_link(transfer.tx_hash),
-            )
-            for transfer in invoice.transfers.all()
-        ],
+        head_block=_head_block(chain),
+        required=max(chain.confirmations, 1),
+        transfers=transfers_with_confirmations(invoice=invoice),
     )
+
+
+def transfers_with_confirmations(*, invoice: Invoice) -> list[TransferProgress]:
+    """Every transfer to the invoice's address (flagged and orphaned ones too), with its
+    confirmations; the invoice from invoices_with_progress()."""
+    chain = invoice.asset.chain
+    head, required = _head_block(chain), max(chain.confirmations, 1)
+    return [
+        TransferProgress(
+            transfer=transfer,
+            confirmations=_confirmations(transfer, head=head, required=required),
+            explorer_url=chain.explorer_link(transfer.tx_hash),
+        )
+        for transfer in invoice.transfers.all()
+    ]
 
 
 def order_payment_watch_passed(order: Order, now) -> bool:

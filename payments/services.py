@@ -142,6 +142,20 @@ def invoice_issue(*, order: Order, asset: Asset, now=None) -> Invoice:
     raise PaymentError(_("Please try again."), code="busy")
 
 
+def order_invoices_close(*, order: Order, now=None) -> int:
+    """The order was cancelled (orders.hooks.cancel_records, in its transaction): its open
+    invoice closes with it. Its address stays watched until `monitor_until`; money reaching it
+    still counts for the cancelled order, so it is flagged and owed back (settlement).
+
+    An expired order keeps its invoice open: a late payment may still revive it while its
+    units are free. Returns how many invoices closed."""
+    now = now or timezone.now()
+    with order_and_invoices_locked(order.pk) as (_locked, invoices):
+        return Invoice.objects.filter(
+            pk__in=[invoice.pk for invoice in invoices], status=Invoice.Status.OPEN
+        ).update(status=Invoice.Status.CLOSED, closed_at=now)
+
+
 def tx_hash_clean(value: str) -> str:
     value = (value or "").strip()
     if value and not TX_HASH.match(value):

@@ -41,10 +41,12 @@ class ObservedTransfer:
     amount: int
 
 
-def _disposition(*, invoice: Invoice, observed: ObservedTransfer) -> str:
+def _disposition(*, invoice: Invoice, order: Order, observed: ObservedTransfer) -> str:
     if observed.asset.pk != invoice.asset_id:
         return Disposition.WRONG_ASSET
-    if invoice.status == Invoice.Status.CLOSED:
+    # A replaced invoice's money may be meant for its replacement: staff decide. A cancelled
+    # order's invoice closed with it: its money counts, to be flagged and owed back in full.
+    if invoice.status == Invoice.Status.CLOSED and order.status != OrderStatus.CANCELLED:
         return Disposition.CLOSED_INVOICE
     if observed.block_time > invoice.monitor_until:
         return Disposition.UNMONITORED
@@ -87,16 +89,21 @@ def transfers_record(*, chain: Chain, observed: list[ObservedTransfer]) -> set[i
         "order_id", flat=True
     )
     touched: set[int] = set()
-    with orders_and_invoices_locked(set(order_ids)) as (_orders, locked):
+    with orders_and_invoices_locked(set(order_ids)) as (orders, locked):
         invoices = {invoice.deposit_address: invoice for invoice in locked}
+        orders_by_id = {order.pk: order for order in orders}
         for item in observed:
             invoice = invoices.get(item.to_address)
-            if invoice is not None and _transfer_store(chain=chain, invoice=invoice, item=item):
+            if invoice is not None and _transfer_store(
+                chain=chain, invoice=invoice, order=orders_by_id[invoice.order_id], item=item
+            ):
                 touched.add(invoice.pk)
     return touched
 
 
-def _transfer_store(*, chain: Chain, invoice: Invoice, item: ObservedTransfer) -> bool:
+def _transfer_store(
+    *, chain: Chain, invoice: Invoice, order: Order, item: ObservedTransfer
+) -> bool:
     """Record one transfer to `invoice` (locked); False if it was recorded already."""
     fields = {
         "block_number": item.block_number,
@@ -115,7 +122,7 @@ def _transfer_store(*, chain: Chain, invoice: Invoice, item: ObservedTransfer) -
                 asset=item.asset,
                 amount=Decimal(item.amount),
                 invoice=invoice,
-                disposition=_disposition(invoice=invoice, observed=item),
+                disposition=_disposition(invoice=invoice, order=order, observed=item),
                 **fields,
             )
     except IntegrityError:

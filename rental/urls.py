@@ -18,6 +18,7 @@ urlpatterns = [
         RedirectView.as_view(pattern_name="account_login", query_string=True),
         name="admin_login_entry",
     ),
+    path("admin/dashboard/", include("backoffice.urls")),
     path("admin/", admin.site.urls),
     path("healthz/live", health.live, name="healthz_live"),
     path("healthz/ready", health.ready, name="healthz_ready"),

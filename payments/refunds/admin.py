@@ -7,17 +7,19 @@ from django.template.response import TemplateResponse
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from payments.queue import refund_queue_cases
 from payments.refunds.forms import RefundTransactionForm
 from payments.refunds.models import Refund
-from payments.refunds.selectors import refund_address_display, refund_amount_localized
+from payments.refunds.selectors import refund_to_send
 from payments.refunds.services import refund_tx_submit
 from payments.services import PaymentError
+from rental.admin import AppendOnlyAdmin, queue_filter
 
 
 @admin.register(Refund)
-class RefundAdmin(admin.ModelAdmin):
+class RefundAdmin(AppendOnlyAdmin):
     list_display = ["order", "to_refund", "status", "rejection", "tx_hash", "created_at"]
-    list_filter = ["status", "chain", "asset"]
+    list_filter = [queue_filter(refund_queue_cases), "status", "chain", "asset"]
     search_fields = ["order__number", "address", "tx_hash"]
     list_select_related = ["order", "asset", "chain"]
     actions = ["record_transaction"]
@@ -26,24 +28,9 @@ class RefundAdmin(admin.ModelAdmin):
     def has_add_permission(self, request):
         return False  # owed refunds come from the payments, never typed in
 
-    def has_delete_permission(self, request, obj=None):
-        return False  # the money trail: a refund stays, done or not
-
     @admin.display(description=_("to refund"))
     def to_refund(self, refund: Refund) -> str:
-        facts = {
-            "amount": refund_amount_localized(refund),
-            "symbol": refund.asset.symbol,
-            "network": refund.chain.name,
-        }
-        if not refund.address:
-            return (
-                gettext("to refund: %(amount)s %(symbol)s on %(network)s (no address yet)") % facts
-            )
-        return gettext("to refund: %(amount)s %(symbol)s to %(address)s on %(network)s") % {
-            **facts,
-            "address": refund_address_display(refund),
-        }
+        return refund_to_send(refund)
 
     @admin.action(
         description=_("Record the refund transaction (paste its hash)"), permissions=["change"]

@@ -5,6 +5,7 @@ from decimal import Decimal
 
 from django.db.models import QuerySet
 from django.utils.formats import number_format
+from django.utils.translation import gettext
 from eth_utils import to_checksum_address
 
 from orders.models import Order
@@ -57,4 +58,19 @@ def refund_facts(refund: Refund) -> dict:
         "status": refund.status,
         "rejection": refund.rejection,
         "explorer_url": refund.chain.explorer_link(refund.tx_hash) if refund.tx_hash else "",
+    }
+
+
+def refund_to_send(refund: Refund) -> str:
+    """What staff must send, in words: "to refund: 12,50 USDC to 0x… on Base"."""
+    facts = {
+        "amount": refund_amount_localized(refund),
+        "symbol": refund.asset.symbol,
+        "network": refund.chain.name,
+    }
+    if not refund.address:
+        return gettext("to refund: %(amount)s %(symbol)s on %(network)s (no address yet)") % facts
+    return gettext("to refund: %(amount)s %(symbol)s to %(address)s on %(network)s") % {
+        **facts,
+        "address": refund_address_display(refund),
     }

@@ -51,7 +51,8 @@ def refunds_owed_sync(*, order: Order, invoices: list[Invoice]) -> None:
     and `invoices` read there. Safe to run again: it only writes what changed.
     """
     for invoice in invoices:
-        if invoice.status == Invoice.Status.CLOSED:
+        # A replaced invoice credits nothing; a cancelled order's closed one owes what came.
+        if invoice.status == Invoice.Status.CLOSED and order.status != OrderStatus.CANCELLED:
             continue
         invoice.order = order  # refund_owed reads the order's status: the locked one
         refunds = list(Refund.objects.filter(invoice=invoice).select_related("asset", "chain"))

@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "payments",
     "billing",
     "api",
+    "backoffice",
 ]
 
 MIDDLEWARE = [

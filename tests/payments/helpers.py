@@ -4,11 +4,13 @@ from datetime import datetime
 from decimal import Decimal
 
 from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 
 from orders.models import Order, OrderEvent
 from payments.models import Invoice, Rate, Transfer
 from payments.services import invoice_issue
+from payments.settlement import ObservedTransfer, invoice_settle, transfers_record
 from tests.factories import OrderFactory
 
 
@@ -50,6 +52,24 @@ def transfer_recorded(
         invoice=invoice,
         status=status,
     )
+
+
+def transfer_observed_and_settled(invoice: Invoice, amount: int) -> None:
+    """What the watcher does on finding a transfer of `amount` to the invoice's address."""
+    observed = ObservedTransfer(
+        tx_hash="0x" + "ef" * 32,
+        log_index=0,
+        block_number=1,
+        block_hash="0x" + "cd" * 32,
+        block_time=timezone.now(),
+        from_address="0x" + "11" * 20,
+        to_address=invoice.deposit_address,
+        asset=invoice.asset,
+        amount=amount,
+    )
+    with transaction.atomic():
+        for invoice_id in transfers_record(chain=invoice.asset.chain, observed=[observed]):
+            invoice_settle(invoice_id=invoice_id)
 
 
 def deadline_at(invoice: Invoice, deadline: datetime) -> None:

@@ -10,15 +10,18 @@ blocked on a lock, the first goes on, and the second follows once it commits.
 import threading
 
 import pytest
-from django.db import connection, transaction
-from django.utils import timezone
+from django.db import connection
 
 from orders.models import Order, OrderEvent, OrderStatus
 from orders.services import OrderError, order_cancel
 from payments.models import Invoice, PaymentClaim, Transfer
 from payments.services import PaymentError, invoice_mark_paid, payment_claim_record
-from payments.settlement import ObservedTransfer, invoice_settle, transfers_record
-from tests.payments.helpers import order_with_invoice, transfer_recorded
+from payments.settlement import invoice_settle
+from tests.payments.helpers import (
+    order_with_invoice,
+    transfer_observed_and_settled,
+    transfer_recorded,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 # Only a safety net against a hung test: the race never relies on it.
@@ -124,24 +127,6 @@ def test_a_claim_during_a_settlement_never_deadlocks(usdc):
     assert order.events.filter(kind=OrderEvent.Kind.PAYMENT_CLAIMED).count() == 1
 
 
-def _record_and_settle(invoice: Invoice, amount: int) -> None:
-    """What the watcher does on finding a transfer to the invoice's address."""
-    observed = ObservedTransfer(
-        tx_hash="0x" + "ef" * 32,
-        log_index=0,
-        block_number=1,
-        block_hash="0x" + "cd" * 32,
-        block_time=timezone.now(),
-        from_address="0x" + "11" * 20,
-        to_address=invoice.deposit_address,
-        asset=invoice.asset,
-        amount=amount,
-    )
-    with transaction.atomic():
-        for invoice_id in transfers_record(chain=invoice.asset.chain, observed=[observed]):
-            invoice_settle(invoice_id=invoice_id)
-
-
 def test_an_order_is_never_cancelled_after_a_payment_reached_it(usdc):
     invoice = order_with_invoice(usdc)
     order = invoice.order
@@ -150,7 +135,7 @@ def test_an_order_is_never_cancelled_after_a_payment_reached_it(usdc):
         # The customer's cancel pauses right after it looked for money received.
         pause_after={"cancel": 'FROM "payments_transfer"'},
         cancel=lambda: order_cancel(order=order, actor=OrderEvent.Actor.CUSTOMER),
-        watcher=lambda: _record_and_settle(invoice, int(invoice.amount_due) // 2),
+        watcher=lambda: transfer_observed_and_settled(invoice, int(invoice.amount_due) // 2),
     )
 
     assert outcome["watcher"] is None, outcome

@@ -1,0 +1,65 @@
+"""The payment cases of the staff's "to handle" queue (backoffice): flagged invoices, "I've
+paid" claims with nothing received, refunds owed. One condition each, shared by the queue's
+counts and the admin lists' filters."""
+
+from datetime import datetime, timedelta
+
+from django.db.models import Exists, OuterRef, Q
+from django.utils.translation import gettext_lazy as _
+
+from orders.models import OrderStatus
+from orders.queue import QueueCase
+from payments.models import Invoice, Transfer
+from payments.refunds.models import RefundStatus
+
+S = OrderStatus
+# A claim is answered by the chain within minutes; after this, staff look.
+CLAIM_UNANSWERED_AFTER = timedelta(minutes=30)
+# Flags matter while the order has not started its rental nor been closed.
+ORDERS_IN_PROGRESS = [S.AWAITING_PAYMENT, S.CONFIRMING, S.PAID, S.PROVISIONING, S.EXPIRED]
+QUEUE_FLAGS = ("underpaid", "overpaid", "paid_late", "wrong_asset", "multiple")
+
+
+def flag_label(flag: str) -> str:
+    """An invoice flag in words, in the active language."""
+    return str(next(field.verbose_name for field in Invoice._meta.fields if field.name == flag))
+
+
+def invoice_queue_cases() -> list[QueueCase]:
+    fields = {field.name: field for field in Invoice._meta.fields}
+    return [
+        QueueCase(
+            flag,
+            fields[flag].verbose_name,
+            Q(**{flag: True, "order__status__in": ORDERS_IN_PROGRESS}),
+        )
+        for flag in QUEUE_FLAGS
+    ]
+
+
+def claim_queue_cases(*, now: datetime) -> list[QueueCase]:
+    received = Transfer.objects.filter(invoice__order_id=OuterRef("order_id"))
+    return [
+        QueueCase(
+            "claim_unanswered",
+            _("“I've paid” with nothing received after 30 minutes"),
+            Q(
+                ~Exists(received),
+                created_at__lte=now - CLAIM_UNANSWERED_AFTER,
+                order__status__in=[S.AWAITING_PAYMENT, S.EXPIRED],
+            ),
+        )
+    ]
+
+
+def refund_queue_cases() -> list[QueueCase]:
+    return [
+        QueueCase(
+            "refund_owed",
+            _("Refunds owed"),
+            Q(
+                status__in=[RefundStatus.OWED, RefundStatus.ADDRESS_GIVEN, RefundStatus.REJECTED],
+                amount__gt=0,
+            ),
+        )
+    ]

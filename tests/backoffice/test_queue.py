@@ -1,0 +1,101 @@
+"""The admin home's "to handle" queue: one fixture per case, each counted once, nothing else
+counted, each link opening a list of exactly that case; the counts take one query per model."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from backoffice.selectors import queue_entries
+from orders.models import Order, OrderStatus
+from payments.models import Invoice, PaymentClaim, Transfer
+from payments.refunds.models import RefundStatus
+from tests.factories import OrderFactory
+from tests.payments.helpers import order_with_invoice, transfer_recorded
+from tests.payments.refund_helpers import overpaid_refund
+
+pytestmark = pytest.mark.django_db
+S = OrderStatus
+FLAGS = ("underpaid", "overpaid", "paid_late", "wrong_asset", "multiple")
+
+
+def _claim(invoice: Invoice, *, minutes_ago: int) -> PaymentClaim:
+    return PaymentClaim.objects.create(
+        order=invoice.order,
+        invoice=invoice,
+        user=invoice.order.user,
+        created_at=timezone.now() - timedelta(minutes=minutes_ago),
+    )
+
+
+@pytest.fixture
+def cases(usdc, pytorch, custom_environment) -> dict[str, object]:
+    """One record per case of the queue, keyed by the case."""
+    now = timezone.now()
+    found = {
+        "paid_waiting": OrderFactory(status=S.PAID),
+        "provisioning_failed": OrderFactory(
+            status=S.PROVISIONING, provisioning_problem="ssh refused"
+        ),
+        "environment_waiting": OrderFactory(status=S.PROVISIONING, environment=custom_environment),
+        "ending_soon": OrderFactory(
+            status=S.ACTIVE, activated_at=now, ends_at=now + timedelta(hours=3)
+        ),
+    }
+    for flag in FLAGS:
+        invoice = order_with_invoice(usdc)
+        Invoice.objects.filter(pk=invoice.pk).update(**{flag: True})
+        found[flag] = invoice
+    found["claim_unanswered"] = _claim(order_with_invoice(usdc), minutes_ago=31)
+    refund = overpaid_refund(usdc)
+    Order.objects.filter(pk=refund.order_id).update(status=S.COMPLETED)  # its rental is over
+    found["refund_owed"] = refund
+    return found
+
+
+@pytest.fixture
+def nothing_to_handle(usdc, pytorch, custom_environment) -> None:
+    """Records close to each case that staff need not look at."""
+    now = timezone.now()
+    OrderFactory(status=S.AWAITING_PAYMENT, environment=custom_environment)
+    OrderFactory(
+        status=S.PROVISIONING, environment=custom_environment, environment_confirmed_at=now
+    )
+    OrderFactory(status=S.ACTIVE, activated_at=now, ends_at=now + timedelta(days=5))
+    OrderFactory(status=S.COMPLETED, provisioning_problem="old problem")
+    flagged_but_over = order_with_invoice(usdc)
+    Invoice.objects.filter(pk=flagged_but_over.pk).update(underpaid=True)
+    Order.objects.filter(pk=flagged_but_over.order_id).update(status=S.CANCELLED)
+    _claim(order_with_invoice(usdc), minutes_ago=5)  # the chain may answer
+    answered = order_with_invoice(usdc)
+    transfer_recorded(answered)
+    Transfer.objects.filter(invoice=answered).update(tx_hash="0x" + "77" * 32)
+    _claim(answered, minutes_ago=45)
+    refunded = overpaid_refund(usdc)
+    refunded.__class__.objects.filter(pk=refunded.pk).update(status=RefundStatus.CONFIRMED)
+    Order.objects.filter(pk=refunded.order_id).update(status=S.COMPLETED)
+
+
+def test_the_queue_counts_each_case_once_and_nothing_else(cases, nothing_to_handle):
+    counts = {entry.key: entry.count for entry in queue_entries()}
+    assert counts == dict.fromkeys(cases, 1)
+
+
+def test_each_link_lists_exactly_its_case(client, staff, cases, nothing_to_handle):
+    client.force_login(staff)
+    for entry in queue_entries():
+        listed = client.get(entry.url).context["cl"].result_list
+        assert list(listed) == [cases[entry.key]], entry.key
+
+
+def test_the_admin_home_shows_the_queue_with_links(client, staff, cases):
+    client.force_login(staff)
+    page = client.get("/admin/").content.decode()
+    assert 'data-testid="todo-queue"' in page
+    for entry in queue_entries():
+        assert f'href="{entry.url}"' in page
+
+
+def test_the_counts_take_one_query_per_model(cases, django_assert_num_queries):
+    with django_assert_num_queries(4):
+        queue_entries()
