@@ -22,12 +22,13 @@ class QueueCase:
 
 
 def order_queue_cases(*, now: datetime) -> list[QueueCase]:
-    awaiting_machines = Q(status__in=[S.PAID, S.PROVISIONING])
+    # A paid extension stays paid: it has no machines of its own to wait for.
+    awaiting_machines = Q(status__in=[S.PAID, S.PROVISIONING], extends__isnull=True)
     return [
         QueueCase(
             "paid_waiting",
             _("Paid, waiting for provisioning"),
-            Q(status=S.PAID, provisioning_problem=""),
+            awaiting_machines & Q(status=S.PAID, provisioning_problem=""),
         ),
         QueueCase(
             "provisioning_failed",

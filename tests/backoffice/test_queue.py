@@ -63,6 +63,15 @@ def nothing_to_handle(usdc, pytorch, custom_environment) -> None:
     )
     OrderFactory(status=S.ACTIVE, activated_at=now, ends_at=now + timedelta(days=5))
     OrderFactory(status=S.COMPLETED, provisioning_problem="old problem")
+    # A paid extension of a custom-environment rental: no machines of its own to wait for.
+    rental = OrderFactory(
+        status=S.ACTIVE,
+        environment=custom_environment,
+        environment_confirmed_at=now,
+        activated_at=now,
+        ends_at=now + timedelta(days=5),
+    )
+    OrderFactory(status=S.PAID, extends=rental, environment=custom_environment)
     flagged_but_over = order_with_invoice(usdc)
     Invoice.objects.filter(pk=flagged_but_over.pk).update(underpaid=True)
     Order.objects.filter(pk=flagged_but_over.order_id).update(status=S.CANCELLED)
