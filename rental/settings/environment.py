@@ -117,6 +117,24 @@ class StoreSettings(EnvironmentSettings):
     HEALTHZ_TOKEN: str = Field("", pattern=r"^(\S{24,})?$")
     # Reverse proxies in front of the app, each appending to X-Forwarded-For (README).
     TRUSTED_PROXY_COUNT: int = Field(0, ge=0, le=5)
+    # The seller, as the terms of sale, the legal notice and the invoices name it. The
+    # defaults are a development placeholder: production sets the registered company's.
+    STORE_SELLER_NAME: str = Field("LocaGPU", min_length=1, max_length=200)
+    STORE_SELLER_LEGAL_FORM: str = Field("SAS au capital de 10 000 €", min_length=1, max_length=200)
+    STORE_SELLER_ADDRESS: str = Field(
+        "12 rue de l'Exemple, 75011 Paris, France", min_length=1, max_length=300
+    )
+    STORE_SELLER_SIREN: str = Field("000000000", pattern=r"^\d{9}$")
+    STORE_SELLER_RCS: str = Field("RCS Paris 000 000 000", min_length=1, max_length=100)
+    STORE_SELLER_VAT_NUMBER: str = Field("FR00000000000", pattern=r"^[A-Z]{2}[0-9A-Z]{2,13}$")
+    # The legal notice names the site's publication director and host; the terms of sale
+    # name the consumer mediator customers may turn to (Code de la consommation, L612-1).
+    STORE_PUBLICATION_DIRECTOR: str = Field("Le président de LocaGPU", min_length=1)
+    STORE_HOSTING_PROVIDER: str = Field(
+        "Hébergeur de développement, 1 place de l'Exemple, 75001 Paris, France", min_length=1
+    )
+    STORE_MEDIATOR_NAME: str = Field("Médiateur de la consommation (à désigner)", min_length=1)
+    STORE_MEDIATOR_URL: HttpUrlText = "https://www.economie.gouv.fr/mediation-conso"
 
 
 class ProductionSettings(EnvironmentSettings):
