@@ -11,6 +11,7 @@ from django.db import IntegrityError, transaction
 from accounts.models import ApiKey, User
 from api.models import IdempotencyRecord
 from catalog.models import Environment, GpuModel
+from orders.consent import TermsAcceptance
 from orders.models import Order, OrderEvent
 from orders.services import order_create
 from payments.models import Asset
@@ -78,6 +79,7 @@ def api_order_place(
     asset: Asset,
     ssh_key_ids: Collection[int] | None = None,
     idempotency_key: str = "",
+    terms: TermsAcceptance | None = None,
 ) -> OrderPlaced:
     """Create an order and its invoice in `asset`, or return the one this idempotency key made.
 
@@ -118,6 +120,7 @@ def api_order_place(
             term_days=term_days,
             ssh_key_ids=ssh_key_ids,
             actor=actor,
+            terms=terms,
         )
         invoice_issue(order=order, asset=asset)
         if record is not None:

@@ -36,9 +36,7 @@ class LegalDocument:
 
 
 LEGAL_DOCUMENTS: dict[str, LegalDocument] = {
-    "cgv": LegalDocument(
-        name="cgv", slug="cgv", version="2026-12-01", title=_("Terms of sale")
-    ),
+    "cgv": LegalDocument(name="cgv", slug="cgv", version="2026-12-01", title=_("Terms of sale")),
     "legal_notice": LegalDocument(
         name="legal_notice",
         slug="mentions-legales",

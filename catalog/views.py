@@ -1,5 +1,5 @@
-from django.http import Http404
 from django.conf import settings
+from django.http import Http404
 from django.shortcuts import render
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _

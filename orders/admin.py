@@ -158,6 +158,17 @@ class OrderAdmin(admin.ModelAdmin):
         ),
         (_("Price"), {"fields": ["daily_rate", "total", "currency", "payment_deadline"]}),
         (
+            _("Terms of sale accepted"),
+            {
+                "fields": ["terms_version", "terms_accepted_at", "terms_ip_hash"],
+                "description": _(
+                    "The version the customer accepted when ordering, with the express request "
+                    "to start before the withdrawal period ends; the address is kept only as a "
+                    "keyed hash. Empty for orders placed before the acceptance was recorded."
+                ),
+            },
+        ),
+        (
             _("Rental"),
             {
                 "fields": [

@@ -99,9 +99,12 @@ def test_order_create_commits_and_returns_while_the_broker_is_down(
     customer, gpu, pytorch, broker, caplog
 ):
     from orders.services import order_create
+    from tests.factories import accepted_terms
 
     broker.crash()
-    order = order_create(user=customer, gpu=gpu, environment=pytorch, quantity=1, term_days=3)
+    order = order_create(
+        terms=accepted_terms(), user=customer, gpu=gpu, environment=pytorch, quantity=1, term_days=3
+    )
     event = OrderEvent.objects.get(order=order)
     assert event.dispatched_at is None
     assert _not_queued(event) in caplog.text

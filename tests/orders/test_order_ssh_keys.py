@@ -11,7 +11,7 @@ from catalog.models import Environment
 from orders.models import Order
 from orders.services import OrderError, order_create
 from tests.accounts.ssh import quick_public_key
-from tests.factories import GpuModelFactory, UserFactory
+from tests.factories import TERMS_TICKED, GpuModelFactory, UserFactory, accepted_terms
 
 pytestmark = pytest.mark.django_db
 
@@ -28,7 +28,13 @@ def desktop(customer):
 
 def place(customer, gpu, pytorch, **kwargs) -> Order:
     return order_create(
-        user=customer, gpu=gpu, environment=pytorch, quantity=1, term_days=7, **kwargs
+        terms=accepted_terms(),
+        user=customer,
+        gpu=gpu,
+        environment=pytorch,
+        quantity=1,
+        term_days=7,
+        **kwargs,
     )
 
 
@@ -77,7 +83,13 @@ def test_the_configurator_ticks_every_key_and_orders_with_those_left_ticked(
     assert page.count("checked") >= 2 + 2  # both keys, plus the environment and the term
     assert "/en/account/ssh-keys/?next=" in page
 
-    form = {"environment": "pytorch", "quantity": "1", "term": "7", "ssh_keys_shown": "1"}
+    form = {
+        "environment": "pytorch",
+        "quantity": "1",
+        "term": "7",
+        "ssh_keys_shown": "1",
+        **TERMS_TICKED,
+    }
     client.post(f"/en/gpus/{gpu.slug}/configure/", {**form, "ssh_keys": [laptop.pk]})
     # Every box unticked; "another": the same configuration is otherwise offered back.
     client.post(f"/en/gpus/{gpu.slug}/configure/", {**form, "another": "1"})
@@ -94,7 +106,13 @@ def test_the_configurator_says_why_an_order_without_a_key_is_refused(
 ):
     settings.ORDERS_SSH_KEY_REQUIRED = True
     client.force_login(customer)
-    form = {"environment": "pytorch", "quantity": "1", "term": "7", "ssh_keys_shown": "1"}
+    form = {
+        "environment": "pytorch",
+        "quantity": "1",
+        "term": "7",
+        "ssh_keys_shown": "1",
+        **TERMS_TICKED,
+    }
     response = client.post(f"/fr/gpus/{gpu.slug}/configure/", form)
     assert response.status_code == 200
     assert "Ajoutez une clé SSH à votre compte" in response.content.decode()
