@@ -85,8 +85,9 @@ def api_order_place(
 
     The idempotency record is inserted first: a concurrent request with the same key blocks
     on the unique index until this transaction ends, then finds the record and the order.
-    Raises OrderError or PaymentError (nothing is kept then, the key included) and
-    IdempotencyConflict.
+    `terms` is the customer's acceptance of the terms of sale, stored on the order
+    (order_create refuses the order without it). Raises OrderError or PaymentError (nothing
+    is kept then, the key included) and IdempotencyConflict.
     """
     request_hash = order_request_hash(
         gpu=gpu,

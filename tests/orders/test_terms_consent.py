@@ -7,6 +7,7 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.core import mail
 from django.test import RequestFactory
 from django.utils import timezone, translation
 
@@ -162,3 +163,16 @@ def test_orders_placed_before_the_acceptance_existed_keep_working(client, staff,
     assert client.get(f"/fr/account/orders/{order.number}/").status_code == 200
     client.force_login(staff)
     assert client.get(f"/admin/orders/order/{order.pk}/change/").status_code == 200
+
+
+def test_the_order_e_mail_confirms_the_acceptance_and_links_the_terms(
+    client, customer, gpu, celery_eager, django_capture_on_commit_callbacks
+):
+    customer.language = "en"
+    customer.save()
+    client.force_login(customer)
+    with django_capture_on_commit_callbacks(execute=True):
+        _configure(client, gpu, {**CONFIGURATION, **TERMS_TICKED})
+    body = mail.outbox[-1].body
+    assert f"accepted our terms of sale (version of {TERMS_OF_SALE.version})" in body
+    assert "/en/legal/cgv/" in body
