@@ -14,6 +14,7 @@ from api.webhooks.services import webhook_endpoint_create
 from orders.models import Order, OrderEvent
 from orders.tasks import orders_dispatch_pending_task
 from tests.drills.processes import wait_until
+from tests.factories import TERMS_TICKED, accepted_terms
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -25,7 +26,7 @@ def _not_queued(event: OrderEvent) -> str:
 def _order_through_the_page(client, gpu) -> Order:
     before = list(Order.objects.values_list("pk", flat=True))
     # "another": the same configuration, unpaid, would otherwise be offered back.
-    form = {"environment": "pytorch", "quantity": "1", "term": "7", "another": "1"}
+    form = {"environment": "pytorch", "quantity": "1", "term": "7", "another": "1", **TERMS_TICKED}
     response = client.post(f"/en/gpus/{gpu.slug}/configure/", form)
     assert response.status_code == 302, response.content[:500]
     order = Order.objects.exclude(pk__in=before).get()
@@ -99,7 +100,6 @@ def test_order_create_commits_and_returns_while_the_broker_is_down(
     customer, gpu, pytorch, broker, caplog
 ):
     from orders.services import order_create
-    from tests.factories import accepted_terms
 
     broker.crash()
     order = order_create(
