@@ -11,6 +11,7 @@ from django.db import IntegrityError, transaction
 from accounts.models import ApiKey, User
 from api.models import IdempotencyRecord
 from catalog.models import Environment, GpuModel
+from orders.consent import TermsAcceptance
 from orders.extensions import extension_create
 from orders.models import Order, OrderEvent
 from orders.services import order_create
@@ -86,11 +87,13 @@ def api_order_place(
     asset: Asset,
     ssh_key_ids: Collection[int] | None = None,
     idempotency_key: str = "",
+    terms: TermsAcceptance | None = None,
 ) -> OrderPlaced:
     """Create an order and its invoice in `asset`, or return the one this idempotency key made.
 
-    Raises OrderError or PaymentError (nothing is kept then, the key included) and
-    IdempotencyConflict.
+    `terms` is the customer's acceptance of the terms of sale, stored on the order
+    (order_create refuses the order without it). Raises OrderError or PaymentError (nothing
+    is kept then, the key included) and IdempotencyConflict.
     """
     request_hash = order_request_hash(
         gpu=gpu,
@@ -117,6 +120,7 @@ def api_order_place(
             term_days=term_days,
             ssh_key_ids=ssh_key_ids,
             actor=actor,
+            terms=terms,
         ),
     )
 

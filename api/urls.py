@@ -1,7 +1,7 @@
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from api.views import catalog, invoices, orders, payments, refunds, ssh_keys, webhooks
+from api.views import catalog, invoices, legal, orders, payments, refunds, ssh_keys, webhooks
 
 app_name = "api"
 
@@ -10,6 +10,7 @@ v1 = [
     path("gpus/<slug:slug>/", catalog.GpuDetailApi.as_view(), name="gpu-detail"),
     path("environments/", catalog.EnvironmentListApi.as_view(), name="environment-list"),
     path("payment-assets/", payments.PaymentAssetListApi.as_view(), name="payment-asset-list"),
+    path("terms/", legal.TermsApi.as_view(), name="terms"),
     path("quotes/", orders.QuoteApi.as_view(), name="quote"),
     path("orders/", orders.OrderListApi.as_view(), name="order-list"),
     path("orders/<slug:number>/", orders.OrderDetailApi.as_view(), name="order-detail"),

@@ -48,6 +48,7 @@ def _buyer(user_id, gpu_id, environment_id, tickets, attempts, deadline, barrier
     from accounts.models import User
     from catalog.models import Environment, GpuModel
     from orders.services import OrderError, order_create
+    from tests.factories import accepted_terms
 
     created = refused = 0
     failed: list[str] = []
@@ -64,7 +65,14 @@ def _buyer(user_id, gpu_id, environment_id, tickets, attempts, deadline, barrier
             if ticket >= attempts:
                 break
             try:
-                order_create(user=user, gpu=gpu, environment=environment, quantity=1, term_days=7)
+                order_create(
+                    terms=accepted_terms(),
+                    user=user,
+                    gpu=gpu,
+                    environment=environment,
+                    quantity=1,
+                    term_days=7,
+                )
             except OrderError as error:
                 if error.code == "not_enough_units":
                     refused += 1

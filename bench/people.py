@@ -81,8 +81,11 @@ def _paying_order(user, *, gpu, environment, asset, deadline, index: int) -> str
     from orders.services import order_create
     from payments.models import Transfer
     from payments.services import invoice_issue
+    from tests.factories import accepted_terms
 
-    order = order_create(user=user, gpu=gpu, environment=environment, quantity=1, term_days=7)
+    order = order_create(
+        terms=accepted_terms(), user=user, gpu=gpu, environment=environment, quantity=1, term_days=7
+    )
     Order.objects.filter(pk=order.pk).update(payment_deadline=deadline)
     order.payment_deadline = deadline
     invoice = invoice_issue(order=order, asset=asset)

@@ -41,7 +41,7 @@ def provisioning_latency(*, orders: int, timeout: float = 60.0) -> ProvisioningR
     from orders.provisioning.services import host_account
     from orders.services import order_create
     from orders.transitions import order_transition
-    from tests.factories import GpuModelFactory, HostFactory
+    from tests.factories import GpuModelFactory, HostFactory, accepted_terms
     from tests.provisioning.sshd import (
         TEST_ACCOUNT_PREFIX,
         keypair,
@@ -77,7 +77,12 @@ def provisioning_latency(*, orders: int, timeout: float = 60.0) -> ProvisioningR
         environment = Environment.objects.get(slug="pytorch")
         for _ in range(orders):
             order = order_create(
-                user=user, gpu=gpu, environment=environment, quantity=1, term_days=3
+                terms=accepted_terms(),
+                user=user,
+                gpu=gpu,
+                environment=environment,
+                quantity=1,
+                term_days=3,
             )
             order_transition(order=order, to=OrderStatus.CONFIRMING, actor="system")
             started = time.monotonic()

@@ -10,4 +10,5 @@ urlpatterns = [
     path("gpus/compare/", views.compare, name="compare"),
     path("gpus/<slug:slug>/", views.gpu_detail, name="gpu_detail"),
     path("advisor/", views.advisor, name="advisor"),
+    path("legal/<slug:slug>/", views.legal, name="legal"),
 ]

@@ -1,10 +1,13 @@
+from django.conf import settings
 from django.http import Http404
 from django.shortcuts import render
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from catalog.advisor import recommend_gpus
 from catalog.comparison import bar_chart, comparison_rows
 from catalog.forms import AdvisorForm
+from catalog.legal import LEGAL_DOCUMENTS, ORDER_CONSENT, legal_document_by_slug
 from catalog.models import TERMS, GpuModel
 from catalog.pagecache import cached_page
 from catalog.selectors import catalog_gpus, gpu_page, gpus_by_slugs
@@ -52,3 +55,33 @@ def advisor(request):
         gpus = gpus_by_slugs(slugs=recommendation.slugs)
     context = {"form": form, "recommendation": recommendation, "recommended_gpus": gpus}
     return render(request, "catalog/advisor.html", context)
+
+
+def legal(request, slug):
+    """A legal text in the page's language; every version is listed on each page."""
+    document = legal_document_by_slug(slug)
+    if document is None:
+        raise Http404(_("No legal text at this address."))
+    language = get_language()
+    if language not in dict(settings.LANGUAGES):
+        language = settings.LANGUAGE_CODE
+    # The seller the invoices name (billing's settings), with its address on one line.
+    seller = settings.BILLING_SELLER
+    context = {
+        "document": document,
+        "documents": LEGAL_DOCUMENTS.values(),
+        "body_template": document.template_name(language),
+        "order_consent": ORDER_CONSENT,
+        "seller": {
+            **seller,
+            "address": f"{seller['street']}, {seller['postcode']} {seller['city']}",
+            "publication_director": settings.STORE_PUBLICATION_DIRECTOR,
+            "hosting_provider": settings.STORE_HOSTING_PROVIDER,
+            "mediator_name": settings.STORE_MEDIATOR_NAME,
+            "mediator_url": settings.STORE_MEDIATOR_URL,
+        },
+        "payment_window_minutes": int(settings.ORDER_PAYMENT_WINDOW.total_seconds() // 60),
+        "currency": settings.STORE_CURRENCY,
+        "retention_days": settings.RENTAL_DATA_RETENTION_DAYS,
+    }
+    return render(request, "catalog/legal.html", context)

@@ -194,6 +194,17 @@ class OrderAdmin(AppendOnlyAdmin):
         # What the apps above orders record about it (orders.hooks.admin_sections).
         (_("Payments and documents"), {"fields": ["records_of_other_apps"]}),
         (
+            _("Terms of sale accepted"),
+            {
+                "fields": ["terms_version", "terms_accepted_at", "terms_ip_hash"],
+                "description": _(
+                    "The version the customer accepted when ordering, with the express request "
+                    "to start before the withdrawal period ends; the address is kept only as a "
+                    "keyed hash. Empty for orders placed before the acceptance was recorded."
+                ),
+            },
+        ),
+        (
             _("Rental"),
             {
                 "fields": [

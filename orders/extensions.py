@@ -161,6 +161,10 @@ def extension_create(
                         currency=locked.currency,
                         payment_deadline=deadline,
                         created_at=now,
+                        # Bought under the rental's terms of sale (they cover extensions).
+                        terms_version=locked.terms_version,
+                        terms_accepted_at=locked.terms_accepted_at,
+                        terms_ip_hash=locked.terms_ip_hash,
                     )
                 break
             except IntegrityError:

@@ -7,6 +7,7 @@ from django.utils.translation import gettext_lazy as _
 from accounts.models import SshKey
 from catalog.formatting import money, per_hour
 from catalog.forms import NumberInput
+from catalog.legal import ORDER_CONSENT
 from catalog.models import TERM_CHOICES
 from catalog.selectors import active_environments
 from orders.models import Host
@@ -72,6 +73,18 @@ class ConfigureForm(forms.Form):
         required=False,
         widget=KeyCheckboxes,
     )
+    # The terms of sale and the express request to start at once: the same sentence as in
+    # the terms (catalog.legal). Required to order, not to see a price.
+    accept_terms = forms.BooleanField(
+        label=ORDER_CONSENT,
+        required=False,
+        error_messages={
+            "required": _(
+                "Tick this box to order: your rental can only start once you have accepted "
+                "the terms of sale."
+            )
+        },
+    )
 
     def __init__(
         self,
@@ -79,9 +92,11 @@ class ConfigureForm(forms.Form):
         available_units: int,
         daily_rates: dict[int, Decimal],
         ssh_keys: QuerySet[SshKey] | None = None,
+        ordering: bool = False,
         **kwargs,
     ):
         super().__init__(*args, **kwargs)
+        self.fields["accept_terms"].required = ordering
         # The account's keys to choose from; a visitor not logged in has none to choose.
         if ssh_keys is None:
             del self.fields["ssh_keys"]

@@ -132,6 +132,12 @@ class Order(models.Model):
     )
     access_revoked_at = models.DateTimeField(_("access revoked"), null=True, blank=True)
     data_purged_at = models.DateTimeField(_("data removed"), null=True, blank=True)
+    # The terms of sale the customer accepted when ordering, with the express request to
+    # start before the withdrawal period ends (catalog.legal): the version, when, and a keyed
+    # hash of the client's address. Empty on orders placed before the checkbox existed.
+    terms_version = models.CharField(_("terms of sale version"), max_length=20, blank=True)
+    terms_accepted_at = models.DateTimeField(_("terms accepted"), null=True, blank=True)
+    terms_ip_hash = models.CharField(_("IP address hash"), max_length=64, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

@@ -12,8 +12,10 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import gettext_noop, ngettext_lazy
 
 from accounts.models import SshKey, User
+from catalog.legal import TERMS_OF_SALE
 from catalog.models import TERMS, Environment, GpuModel
 from catalog.pagecache import catalog_changed
+from orders.consent import TermsAcceptance
 from orders.errors import OrderError
 from orders.extensions import rental_end
 from orders.hooks import (
@@ -175,6 +177,22 @@ def _order_ssh_keys(*, user: User, ssh_key_ids: Collection[int] | None) -> list[
     return keys
 
 
+def _terms_in_force(terms: TermsAcceptance | None) -> TermsAcceptance:
+    if terms is None:
+        raise OrderError(
+            _("Accept the terms of sale to order."),
+            field="accept_terms",
+            code="terms_not_accepted",
+        )
+    if terms.version != TERMS_OF_SALE.version:
+        raise OrderError(
+            _("The terms of sale have changed: read the new version and accept it to order."),
+            field="accept_terms",
+            code="terms_outdated",
+        )
+    return terms
+
+
 def order_create(
     *,
     user: User,
@@ -186,6 +204,7 @@ def order_create(
     ssh_key_ids: Collection[int] | None = None,
     actor: str = Actor.CUSTOMER,
     form_token: str = "",
+    terms: TermsAcceptance | None = None,
 ) -> Order:
     """Store an order holding concrete slots until its payment deadline.
 
@@ -197,7 +216,11 @@ def order_create(
     the second one sees the first one's order; the unique constraint is the backstop.
 
     The order names the SSH keys `ssh_key_ids` of the account, all of them by default.
+
+    `terms` is the customer's acceptance of the terms of sale in force, stored on the order:
+    without it, or for another version, the order is refused (field `accept_terms`).
     """
+    accepted = _terms_in_force(terms)
     with transaction.atomic():
         locked_gpu = GpuModel.objects.select_for_update().get(pk=gpu.pk)
         if form_token:
@@ -231,6 +254,9 @@ def order_create(
                         payment_deadline=now + settings.ORDER_PAYMENT_WINDOW,
                         created_at=now,
                         form_token=form_token,
+                        terms_version=accepted.version,
+                        terms_accepted_at=accepted.accepted_at,
+                        terms_ip_hash=accepted.ip_hash,
                     )
                 break
             except IntegrityError:

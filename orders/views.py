@@ -12,7 +12,9 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.selectors import ssh_keys_for_user, user_email_verified
+from catalog.legal import TERMS_OF_SALE
 from orders import selectors
+from orders.consent import TermsAcceptance
 from orders.extensions import ExtensionPending, extension_create, extension_page_context
 from orders.forms import ConfigureForm, ExtendForm
 from orders.hooks import PageSection, order_page_sections
@@ -35,6 +37,7 @@ FORM_FIELD = {
     "quantity": "quantity",
     "environment_details": "environment_details",
     "ssh_keys": "ssh_keys",
+    "accept_terms": "accept_terms",
 }
 
 
@@ -93,9 +96,11 @@ def _remember_details(request, gpu, details: str) -> None:
         request.session[SESSION_DETAILS] = {**remembered, gpu.slug: details}
 
 
-def _configurator_form(request, gpu, data) -> ConfigureForm:
+def _configurator_form(request, gpu, data, *, ordering: bool) -> ConfigureForm:
+    """`ordering`: the customer asks to order, so the terms of sale must be accepted."""
     return ConfigureForm(
         data,
+        ordering=ordering,
         available_units=gpu.available_units,
         daily_rates={price.term_days: price.daily_rate for price in gpu.prices.all()},
         ssh_keys=ssh_keys_for_user(user=request.user) if request.user.is_authenticated else None,
@@ -111,14 +116,18 @@ def _configurator_page(request, gpu, form, quote, *, similar_order=None):
         # A page that was not sent yet gets a fresh token; a refused one keeps its own.
         "form_token": token or secrets.token_urlsafe(16),
         "similar_order": similar_order,
+        "terms_version": TERMS_OF_SALE.version,
         "language_links": language_links(_configuration_url(gpu, form.data)),
     }
     return render(request, "orders/configure.html", context)
 
 
-def _place(request, gpu, form: ConfigureForm, quote, *, another: bool):
+def _place(
+    request, gpu, form: ConfigureForm, quote, *, another: bool, terms: TermsAcceptance | None
+):
     """Place the order of a valid, priced form once: its token finds an order already placed,
-    and an unpaid order of the same configuration is offered back unless `another`."""
+    and an unpaid order of the same configuration is offered back unless `another`. `terms`:
+    the customer's acceptance of the terms of sale, when and where they ticked the box."""
     data = form.cleaned_data
     configuration = {
         "gpu": gpu,
@@ -141,6 +150,7 @@ def _place(request, gpu, form: ConfigureForm, quote, *, another: bool):
             form_token=token,
             # Keys ticked on the page; a configuration placed after sign-up takes them all.
             ssh_key_ids=[key.pk for key in data["ssh_keys"]] if "ssh_keys" in data else None,
+            terms=terms,
             **configuration,
         )
     except OrderError as error:
@@ -164,6 +174,9 @@ def _pend(request, gpu, form: ConfigureForm) -> None:
         "term": data["term"],
         "environment_details": data["environment_details"],
         "form_token": data["form_token"] or secrets.token_urlsafe(16),
+        # Ticked on this very page: the order placed after sign-up records it as given here.
+        "accept_terms": data["accept_terms"],
+        "terms": TermsAcceptance.given_now(request).as_session(),
     }
 
 
@@ -177,7 +190,7 @@ def configure(request, slug):
         if "environment_details" not in request.GET:
             remembered = request.session.get(SESSION_DETAILS, {}).get(gpu.slug, "")
             data["environment_details"] = remembered
-    form = _configurator_form(request, gpu, data)
+    form = _configurator_form(request, gpu, data, ordering=request.method == "POST")
     # Only ordering needs the custom environment's description; a price preview does not.
     quote = _quote_for(form, gpu, details_required=request.method == "POST")
     if "environment_details" in form.cleaned_data:
@@ -204,7 +217,14 @@ def configure(request, slug):
         messages.info(request, _("Confirm your e-mail address to order: log in again."))
         next_query = urlencode({"next": reverse("orders:place_pending")})
         return redirect(f"{reverse('account_login')}?{next_query}")
-    return _place(request, gpu, form, quote, another=request.POST.get("another") == "1")
+    return _place(
+        request,
+        gpu,
+        form,
+        quote,
+        another=request.POST.get("another") == "1",
+        terms=TermsAcceptance.given_now(request),
+    )
 
 
 @login_required
@@ -218,12 +238,13 @@ def place_pending(request):
     if not pending:
         return redirect("orders:list")
     gpu = _gpu_or_404(pending.pop("gpu"))
-    form = _configurator_form(request, gpu, pending)
+    terms = TermsAcceptance.from_session(pending.pop("terms", None))
+    form = _configurator_form(request, gpu, pending, ordering=True)
     quote = _quote_for(form, gpu, details_required=True)
     if quote is None:
         # Sold out or changed meanwhile: the configurator says why, every choice kept.
         return _configurator_page(request, gpu, form, None)
-    return _place(request, gpu, form, quote, another=False)
+    return _place(request, gpu, form, quote, another=False, terms=terms)
 
 
 @login_required

@@ -6,7 +6,9 @@ from allauth.account.models import EmailAddress
 from django.utils import timezone
 
 from accounts.models import User
+from catalog.legal import TERMS_OF_SALE
 from catalog.models import Environment, GpuModel, TermPrice
+from orders.consent import TermsAcceptance
 from orders.models import HOLDING_STATUSES, Host, Order
 from orders.slots import Slot, free_slots, slots_hold
 
@@ -124,3 +126,14 @@ class OrderFactory(factory.django.DjangoModelFactory):
             : obj.quantity
         ]
         slots_hold(order=obj, slots=[Slot(host, i) for host, i in free])
+
+
+def accepted_terms() -> TermsAcceptance:
+    """The customer's acceptance of the terms of sale in force, which every order needs."""
+    return TermsAcceptance(
+        version=TERMS_OF_SALE.version, accepted_at=timezone.now(), ip_hash="0" * 64
+    )
+
+
+# The configurator's terms-of-sale box, ticked: every form that orders sends it.
+TERMS_TICKED = {"accept_terms": "on"}

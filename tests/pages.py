@@ -38,6 +38,9 @@ CUSTOMER_PAGES = {
         "&shortening_distorts=no"
     ),
     "advisor-errors": "/{lang}/advisor/?peak_memory_gb=-3&gpu_count=deux",
+    "terms-of-sale": "/{lang}/legal/cgv/",
+    "legal-notice": "/{lang}/legal/mentions-legales/",
+    "privacy": "/{lang}/legal/confidentialite/",
     "account": "/{lang}/account/",
     "api-keys": "/{lang}/account/api-keys/",
     "ssh-keys": "/{lang}/account/ssh-keys/",

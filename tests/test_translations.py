@@ -112,6 +112,9 @@ FRENCH_PAGES = [
     "/fr/advisor/?peak_memory_gb=-1&gpu_count=x",
     "/fr/accounts/login/",
     "/fr/accounts/signup/",
+    "/fr/legal/cgv/",
+    "/fr/legal/mentions-legales/",
+    "/fr/legal/confidentialite/",
 ]
 
 

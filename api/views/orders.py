@@ -29,6 +29,7 @@ from api.services import (
 )
 from api.views.base import ApiView
 from catalog.models import TERMS, Environment
+from orders.consent import TermsAcceptance
 from orders.models import OrderEvent, OrderStatus
 from orders.services import MAX_ENVIRONMENT_DETAILS, MAX_QUANTITY, order_cancel, quote_build
 from payments.services import payment_claim_rate_limited, payment_claim_record
@@ -247,8 +248,25 @@ class OrderListApi(ApiView):
             ),
         )
 
+        accept_terms = serializers.BooleanField(
+            help_text=(
+                "Must be `true`: the customer accepts the terms of sale in force "
+                "(`GET /terms/`) and expressly asks for the rental to start as soon as it is "
+                "paid, before the end of the 14-day withdrawal period, acknowledging that the "
+                "right of withdrawal is lost once the rental is fully performed. Stored on the "
+                "order with the version, the time and a hash of the client's address."
+            ),
+        )
+
         class Meta:
             ref_name = "OrderCreate"
+
+        def validate_accept_terms(self, value: bool) -> bool:
+            if not value:
+                raise serializers.ValidationError(
+                    "Accept the terms of sale to order: send `true`.", code="terms_not_accepted"
+                )
+            return value
 
     class FilterSerializer(serializers.Serializer):
         status = serializers.ChoiceField(choices=OrderStatus.choices, required=False)
@@ -285,7 +303,9 @@ class OrderListApi(ApiView):
             "Creates the order, holds its units until it is paid or expires and issues the "
             "payment instructions (`payment`) in the chosen asset, in one step.\n\n"
             "Send an `Idempotency-Key` header to retry safely: a repeat with the same key and "
-            "body returns the same order with 200; the same key with another body is a 409."
+            "body returns the same order with 200; the same key with another body is a 409.\n\n"
+            "`accept_terms` must be `true`: an order without the customer's acceptance of the "
+            "terms of sale in force (`GET /terms/`) is a 400 naming `accept_terms`."
         ),
         parameters=[IDEMPOTENCY_PARAMETER],
         request=InputSerializer,
@@ -306,6 +326,7 @@ class OrderListApi(ApiView):
                     "term_days": 7,
                     "asset": "usdc-ethereum",
                     "ssh_keys": [12, 15],
+                    "accept_terms": True,
                 },
                 request_only=True,
             ),
@@ -321,7 +342,12 @@ class OrderListApi(ApiView):
             request,
             serializer,
             lambda key, data: api_order_place(
-                user=request.user, api_key=request_api_key(request), idempotency_key=key, **data
+                user=request.user,
+                api_key=request_api_key(request),
+                idempotency_key=key,
+                terms=TermsAcceptance.given_now(request),
+                # accept_terms is true, or the serializer refused it: the acceptance is `terms`.
+                **{name: value for name, value in data.items() if name != "accept_terms"},
             ),
         )
 

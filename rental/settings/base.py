@@ -400,9 +400,15 @@ ORDER_PAYMENT_WINDOW = timedelta(minutes=_store.ORDER_PAYMENT_WINDOW_MINUTES)
 ORDERS_SSH_KEY_REQUIRED = _rental.ORDERS_SSH_KEY_REQUIRED
 # Lets a monitor read /healthz's details without a staff session.
 HEALTHZ_TOKEN = _store.HEALTHZ_TOKEN
+# The people the legal pages name (catalog.legal) besides the seller (BILLING_SELLER below).
+STORE_PUBLICATION_DIRECTOR = _store.STORE_PUBLICATION_DIRECTOR
+STORE_HOSTING_PROVIDER = _store.STORE_HOSTING_PROVIDER
+STORE_MEDIATOR_NAME = _store.STORE_MEDIATOR_NAME
+STORE_MEDIATOR_URL = _store.STORE_MEDIATOR_URL
 
 # --- Invoices (billing/) -----------------------------------------------------------
-# The seller's legal mentions and the VAT rule, copied onto each invoice when it is issued.
+# The seller's legal mentions and the VAT rule, copied onto each invoice when it is issued;
+# the terms of sale, the legal notice and the privacy policy name the same seller.
 BILLING_SELLER = {
     "name": _billing.BILLING_SELLER_NAME,
     "legal_form": _billing.BILLING_SELLER_LEGAL_FORM,

@@ -117,6 +117,14 @@ class StoreSettings(EnvironmentSettings):
     HEALTHZ_TOKEN: str = Field("", pattern=r"^(\S{24,})?$")
     # Reverse proxies in front of the app, each appending to X-Forwarded-For (README).
     TRUSTED_PROXY_COUNT: int = Field(0, ge=0, le=5)
+    # The legal notice names the site's publication director and host; the terms of sale
+    # name the consumer mediator customers may turn to (Code de la consommation, L612-1).
+    STORE_PUBLICATION_DIRECTOR: str = Field("Le président de LocaGPU", min_length=1)
+    STORE_HOSTING_PROVIDER: str = Field(
+        "Hébergeur de développement, 1 place de l'Exemple, 75001 Paris, France", min_length=1
+    )
+    STORE_MEDIATOR_NAME: str = Field("Médiateur de la consommation (à désigner)", min_length=1)
+    STORE_MEDIATOR_URL: HttpUrlText = "https://www.economie.gouv.fr/mediation-conso"
 
 
 class BillingSettings(EnvironmentSettings):

@@ -8,7 +8,7 @@ from accounts.services import api_key_create
 from api.models import WebhookDelivery, WebhookEndpoint
 from api.webhooks.services import webhook_endpoint_create
 from tests.accounts.helpers import last_mail_to, reset_link_in
-from tests.factories import EnvironmentFactory, GpuModelFactory, UserFactory
+from tests.factories import TERMS_TICKED, EnvironmentFactory, GpuModelFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -55,6 +55,7 @@ def test_a_key_whose_owner_never_verified_the_address_cannot_order_or_add_webhoo
             "quantity": 1,
             "term_days": 7,
             "asset": usdc.slug,
+            "accept_terms": True,
         },
         format="json",
     )
@@ -101,6 +102,7 @@ def test_a_password_reset_revokes_the_keys_and_pauses_the_webhooks_it_did_not_ma
                 "quantity": 1,
                 "term_days": 7,
                 "asset": usdc.slug,
+                "accept_terms": True,
             },
             format="json",
         )
@@ -140,7 +142,8 @@ def test_an_account_older_than_verification_must_verify_before_ordering_or_makin
     keys = client.post("/fr/account/api-keys/", {"name": "mine", "scope": "full"})
     # Ordering sends them to log in again, which asks for the code.
     order = client.post(
-        "/fr/gpus/h100-sxm/configure/", {"environment": "pytorch", "quantity": "1", "term": "7"}
+        "/fr/gpus/h100-sxm/configure/",
+        {"environment": "pytorch", "quantity": "1", "term": "7", **TERMS_TICKED},
     )
 
     assert order.status_code == 302 and order["Location"].startswith("/fr/accounts/login/")

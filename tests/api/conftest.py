@@ -42,4 +42,5 @@ def order_body(gpu, pytorch, usdc):
         "quantity": 2,
         "term_days": 7,
         "asset": "usdc-devnet",
+        "accept_terms": True,
     }

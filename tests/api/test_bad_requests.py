@@ -28,6 +28,8 @@ def error_of(response, status: int) -> dict:
         ({"environment": "windows"}, "environment"),
         ({"asset": "doge-moon"}, "asset"),
         ({"environment_details": ["not", "text"]}, "environment_details"),
+        ({"accept_terms": False}, "accept_terms"),
+        ({"accept_terms": "maybe"}, "accept_terms"),
     ],
 )
 def test_a_bad_field_is_a_400_naming_it(api, order_body, change, field):
@@ -41,7 +43,14 @@ def test_a_bad_field_is_a_400_naming_it(api, order_body, change, field):
 
 def test_missing_fields_are_all_named(api, usdc):
     error = error_of(api.post("/api/v1/orders/", {}, format="json"), 400)
-    assert set(error["fields"]) == {"gpu", "environment", "quantity", "term_days", "asset"}
+    assert set(error["fields"]) == {
+        "gpu",
+        "environment",
+        "quantity",
+        "term_days",
+        "asset",
+        "accept_terms",
+    }
     assert error["fields"]["gpu"] == ["This field is required."]
 
 

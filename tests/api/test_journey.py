@@ -38,7 +38,7 @@ def test_an_api_only_journey_from_key_to_paid_order(
     with django_capture_on_commit_callbacks(execute=True):
         response = api.post(
             "/api/v1/orders/",
-            {**configuration, "asset": "usdc-devnet"},
+            {**configuration, "asset": "usdc-devnet", "accept_terms": True},
             format="json",
             HTTP_IDEMPOTENCY_KEY="journey-1",
         )

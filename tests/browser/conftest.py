@@ -121,3 +121,9 @@ def log_in(page, email: str, password: str, lang: str = "fr") -> None:
     page.fill("input[name=password]", password)
     page.click("form.form button[type=submit]")
     page.wait_for_url(f"**/{lang}/account/**")
+
+
+def order_now(page) -> None:
+    """On the configurator: tick the terms of sale, as ordering requires, and press Order."""
+    page.check("input[name=accept_terms]")
+    page.click("button.order-button")

@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from orders.models import Order
-from tests.browser.conftest import count_page_loads, log_in
+from tests.browser.conftest import count_page_loads, log_in, order_now
 from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -53,14 +53,14 @@ def test_back_then_order_again_places_no_second_order(desktop, catalog):
     page = desktop
     log_in(page, customer.email, PASSWORD)
     page.goto("/fr/gpus/rtx-a6000/configure/?environment=pytorch&quantity=2&term=7")
-    page.click("button.order-button")
+    order_now(page)
     page.wait_for_url(re.compile(r"/fr/account/orders/LG-[A-Z0-9-]+/$"))
     order = Order.objects.get(user=customer)
 
     page.go_back()
     page.wait_for_url(re.compile(r"/fr/gpus/rtx-a6000/configure/"))
     expect(page.locator("input[name=quantity]")).to_have_value("2")
-    page.click("button.order-button")
+    order_now(page)
     # The same page sent again finds its order; a reloaded one is offered the unpaid order.
     resume = page.get_by_test_id("resume-order")
     expect(page.get_by_test_id("order-number").or_(resume)).to_be_visible()
@@ -80,7 +80,7 @@ def test_a_signed_in_customer_reaches_the_payment_instructions_in_three_page_loa
     loads = count_page_loads(page)
     page.click("a[href='/fr/gpus/h100-sxm/']")
     page.locator("a[href^='/fr/gpus/h100-sxm/configure/']").first.click()
-    page.click("button.order-button")
+    order_now(page)
     page.wait_for_url(re.compile(r"/fr/account/orders/LG-[A-Z0-9-]+/$"))
     page.check(f"input[name=asset][value='{usdc.slug}']")
     page.click("text=Afficher les instructions de paiement")

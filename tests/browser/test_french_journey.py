@@ -9,7 +9,7 @@ from catalog.models import TermPrice
 from orders.models import Order, OrderStatus
 from payments.models import Invoice
 from tests.accounts.helpers import code_in, last_mail_to
-from tests.browser.conftest import count_page_loads, screenshot
+from tests.browser.conftest import count_page_loads, order_now, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.chain, pytest.mark.django_db(transaction=True)]
 PASSWORD = "correct-Horse-battery-9"
@@ -33,7 +33,7 @@ def test_french_visitor_rents_two_h100_and_pays_on_chain(desktop, catalog, devne
     # The price follows the form without a reload.
     expect(page.get_by_test_id("quote-total")).to_contain_text(expected_total)
     screenshot(page, "journey-fr-configurator")
-    page.click("button.order-button")
+    order_now(page)
 
     page.wait_for_url("**/fr/accounts/signup/**")
     page.fill("input[name=first_name]", "Émilie")

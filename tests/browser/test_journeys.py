@@ -8,7 +8,7 @@ from catalog.formatting import money
 from catalog.models import TermPrice
 from orders.models import Order, OrderStatus
 from tests.accounts.two_factor import authenticator_for, second_factor_type_in
-from tests.browser.conftest import log_in, screenshot
+from tests.browser.conftest import log_in, order_now, screenshot
 from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -30,7 +30,7 @@ def test_english_customer_orders_a_custom_environment_then_cancels_it(desktop, c
         total = money(rate * 3 * 2)
     # The price follows the form without a reload.
     expect(page.get_by_test_id("quote-total")).to_have_text(total)
-    page.click("button.order-button")
+    order_now(page)
 
     page.wait_for_url(re.compile(r"/en/account/orders/LG-[A-Z0-9-]+/$"))
     order = Order.objects.get(user=customer)

@@ -5,6 +5,7 @@ from django.test import Client
 from catalog.models import Environment, GpuModel
 from orders.models import Host
 from orders.services import order_create
+from tests.factories import accepted_terms
 
 pytestmark = pytest.mark.django_db
 
@@ -28,6 +29,7 @@ def test_an_order_shows_on_the_cached_pages_at_once(
     before = client.get("/en/gpus/h200/").content.decode()
     with django_capture_on_commit_callbacks(execute=True):
         order_create(
+            terms=accepted_terms(),
             user=customer,
             gpu=h200,
             environment=Environment.objects.get(slug="pytorch"),

@@ -20,6 +20,7 @@ from api.models import IdempotencyRecord
 from orders import services
 from orders.models import Order, OrderEvent
 from payments.models import Invoice
+from tests.factories import TERMS_TICKED
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -75,6 +76,7 @@ def _order_page(session: requests.Session, live_server) -> requests.Response:
             "environment": "pytorch",
             "quantity": "1",
             "term": "7",
+            **TERMS_TICKED,
             "csrfmiddlewaretoken": session.cookies["csrftoken"],
         },
         allow_redirects=False,
@@ -114,6 +116,7 @@ def test_api_order_with_the_database_gone_mid_write_is_a_json_error_and_a_safe_r
         "quantity": 1,
         "term_days": 7,
         "asset": "usdc-devnet",
+        "accept_terms": True,
     }
 
     # Bounded: an API call that hangs on its dead connection fails with a read timeout.

@@ -14,6 +14,7 @@ from api.webhooks.services import webhook_endpoint_create
 from orders.models import Order, OrderEvent
 from orders.tasks import orders_dispatch_pending_task
 from tests.drills.processes import wait_until
+from tests.factories import TERMS_TICKED, accepted_terms
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -25,7 +26,7 @@ def _not_queued(event: OrderEvent) -> str:
 def _order_through_the_page(client, gpu) -> Order:
     before = list(Order.objects.values_list("pk", flat=True))
     # "another": the same configuration, unpaid, would otherwise be offered back.
-    form = {"environment": "pytorch", "quantity": "1", "term": "7", "another": "1"}
+    form = {"environment": "pytorch", "quantity": "1", "term": "7", "another": "1", **TERMS_TICKED}
     response = client.post(f"/en/gpus/{gpu.slug}/configure/", form)
     assert response.status_code == 302, response.content[:500]
     order = Order.objects.exclude(pk__in=before).get()
@@ -101,7 +102,9 @@ def test_order_create_commits_and_returns_while_the_broker_is_down(
     from orders.services import order_create
 
     broker.crash()
-    order = order_create(user=customer, gpu=gpu, environment=pytorch, quantity=1, term_days=3)
+    order = order_create(
+        terms=accepted_terms(), user=customer, gpu=gpu, environment=pytorch, quantity=1, term_days=3
+    )
     event = OrderEvent.objects.get(order=order)
     assert event.dispatched_at is None
     assert _not_queued(event) in caplog.text

@@ -17,7 +17,7 @@ from orders.stock import gpu_available_units
 from payments.models import ScanCursor
 from payments.services import invoice_issue
 from tests.anvil import free_port
-from tests.factories import EnvironmentFactory, GpuModelFactory, UserFactory
+from tests.factories import EnvironmentFactory, GpuModelFactory, UserFactory, accepted_terms
 from tests.payments.helpers import deadline_at, reload
 from tests.payments.proxy import FlakyRpcProxy
 
@@ -36,7 +36,14 @@ def test_rpc_down_across_the_deadline_keeps_the_units_and_pays_the_order_in_time
     settings.PAYMENTS_EXPIRY_SCAN_MARGIN = MARGIN
     gpu = GpuModelFactory(units_total=4)
     pytorch = EnvironmentFactory()
-    order = order_create(user=UserFactory(), gpu=gpu, environment=pytorch, quantity=4, term_days=7)
+    order = order_create(
+        terms=accepted_terms(),
+        user=UserFactory(),
+        gpu=gpu,
+        environment=pytorch,
+        quantity=4,
+        term_days=7,
+    )
     invoice = invoice_issue(order=order, asset=devnet.usdc)
     devnet.scan()
     other_customer = UserFactory()
@@ -56,7 +63,12 @@ def test_rpc_down_across_the_deadline_keeps_the_units_and_pays_the_order_in_time
             assert orders_expire(now=devnet.block_time()) == 0
             with pytest.raises(OrderError) as refusal:
                 order_create(
-                    user=other_customer, gpu=gpu, environment=pytorch, quantity=1, term_days=7
+                    terms=accepted_terms(),
+                    user=other_customer,
+                    gpu=gpu,
+                    environment=pytorch,
+                    quantity=1,
+                    term_days=7,
                 )
             assert refusal.value.code == "not_enough_units"
         assert devnet.block_time() > deadline + MARGIN

@@ -5,7 +5,7 @@ import threading
 from django.db import connection
 
 from orders.services import OrderError, order_create
-from tests.factories import UserFactory
+from tests.factories import UserFactory, accepted_terms
 
 
 def buyers_race(*, gpu, environment, quantity: int, buyers: int = 20) -> list[str]:
@@ -19,7 +19,12 @@ def buyers_race(*, gpu, environment, quantity: int, buyers: int = 20) -> list[st
         try:
             start.wait()
             order_create(
-                user=user, gpu=gpu, environment=environment, quantity=quantity, term_days=7
+                terms=accepted_terms(),
+                user=user,
+                gpu=gpu,
+                environment=environment,
+                quantity=quantity,
+                term_days=7,
             )
             result = "ordered"
         except OrderError as error:

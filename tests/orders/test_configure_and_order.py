@@ -9,6 +9,7 @@ from django.test import Client
 from accounts.models import User
 from orders.models import Order, OrderEvent
 from tests.accounts.helpers import code_in, last_mail_to
+from tests.factories import TERMS_TICKED
 
 pytestmark = pytest.mark.django_db
 
@@ -36,7 +37,7 @@ def test_htmx_quote_returns_only_the_price_fragment(client, gpu):
 def test_anonymous_visitor_configures_signs_up_and_the_order_is_placed_after_the_code(
     client, gpu, worker_runs
 ):
-    configuration = {"environment": "pytorch", "quantity": "2", "term": "7"}
+    configuration = {"environment": "pytorch", "quantity": "2", "term": "7", **TERMS_TICKED}
     response = client.post(f"/fr/gpus/{gpu.slug}/configure/", configuration)
     assert response.status_code == 302
     signup_url = response["Location"]
@@ -84,7 +85,8 @@ def test_anonymous_visitor_configures_signs_up_and_the_order_is_placed_after_the
 def test_a_logged_in_customer_orders_and_gets_a_readable_number(client, customer, gpu):
     client.force_login(customer)
     response = client.post(
-        f"/en/gpus/{gpu.slug}/configure/", {"environment": "pytorch", "quantity": 1, "term": 3}
+        f"/en/gpus/{gpu.slug}/configure/",
+        {"environment": "pytorch", "quantity": 1, "term": 3, **TERMS_TICKED},
     )
     order = Order.objects.get()
     assert response["Location"] == f"/en/account/orders/{order.number}/"
@@ -95,9 +97,17 @@ def test_a_logged_in_customer_orders_and_gets_a_readable_number(client, customer
 
 def test_order_numbers_are_not_sequential(customer, gpu, pytorch):
     from orders.services import order_create
+    from tests.factories import accepted_terms
 
     numbers = [
-        order_create(user=customer, gpu=gpu, environment=pytorch, quantity=1, term_days=3).number
+        order_create(
+            terms=accepted_terms(),
+            user=customer,
+            gpu=gpu,
+            environment=pytorch,
+            quantity=1,
+            term_days=3,
+        ).number
         for _ in range(4)
     ]
     assert len(set(numbers)) == 4
@@ -113,6 +123,7 @@ def test_custom_environment_keeps_its_description(client, customer, gpu, custom_
             "environment_details": "nvcr.io/nvidia/pytorch:24.05-py3 + flash-attn 2.5",
             "quantity": 1,
             "term": 7,
+            **TERMS_TICKED,
         },
     )
     assert Order.objects.get().environment_details.startswith("nvcr.io/nvidia/pytorch")
@@ -140,7 +151,7 @@ def test_bad_configuration_is_explained_and_nothing_is_stored(
     client, customer, gpu, data, field, message
 ):
     client.force_login(customer)
-    payload = {"environment": "pytorch", "quantity": 1, "term": 7, **data}
+    payload = {"environment": "pytorch", "quantity": 1, "term": 7, **TERMS_TICKED, **data}
     response = client.post(f"/en/gpus/{gpu.slug}/configure/", payload)
     assert response.status_code == 200
     errors = response.context["form"].errors
@@ -167,7 +178,8 @@ def test_order_received_email_is_in_the_customers_language(
     client.force_login(customer)
     with django_capture_on_commit_callbacks(execute=True):
         client.post(
-            f"/fr/gpus/{gpu.slug}/configure/", {"environment": "pytorch", "quantity": 1, "term": 7}
+            f"/fr/gpus/{gpu.slug}/configure/",
+            {"environment": "pytorch", "quantity": 1, "term": 7, **TERMS_TICKED},
         )
     order = Order.objects.get()
     assert len(mail.outbox) == 1
@@ -218,6 +230,7 @@ def test_the_order_e_mail_gives_the_deadline_in_the_customers_zone(
     client.force_login(customer)
     with django_capture_on_commit_callbacks(execute=True):
         client.post(
-            f"/en/gpus/{gpu.slug}/configure/", {"environment": "pytorch", "quantity": 1, "term": 7}
+            f"/en/gpus/{gpu.slug}/configure/",
+            {"environment": "pytorch", "quantity": 1, "term": 7, **TERMS_TICKED},
         )
     assert "(America/New_York)" in mail.outbox[-1].body

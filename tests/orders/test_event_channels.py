@@ -17,6 +17,7 @@ from orders.services import order_create, orders_expire
 from orders.tasks import order_event_dispatch_task, orders_dispatch_pending_task
 from tests.anvil import free_port
 from tests.drills.processes import broker_of_this_process
+from tests.factories import accepted_terms
 
 
 @pytest.fixture
@@ -54,7 +55,14 @@ def test_every_order_event_sends_one_email_and_one_webhook_per_subscribed_endpoi
     customer, gpu, pytorch, endpoints, receiver, celery_eager, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        order = order_create(user=customer, gpu=gpu, environment=pytorch, quantity=1, term_days=7)
+        order = order_create(
+            terms=accepted_terms(),
+            user=customer,
+            gpu=gpu,
+            environment=pytorch,
+            quantity=1,
+            term_days=7,
+        )
     with django_capture_on_commit_callbacks(execute=True):
         assert orders_expire(now=order.payment_deadline + timedelta(seconds=1)) == 1
 
@@ -86,7 +94,14 @@ def test_an_event_committed_while_the_broker_is_down_is_sent_once_by_the_sweep(
     caplog,
 ):
     with broker_down(celery_eager), django_capture_on_commit_callbacks(execute=True):
-        order = order_create(user=customer, gpu=gpu, environment=pytorch, quantity=1, term_days=7)
+        order = order_create(
+            terms=accepted_terms(),
+            user=customer,
+            gpu=gpu,
+            environment=pytorch,
+            quantity=1,
+            term_days=7,
+        )
     event = OrderEvent.objects.get(order=order)
     assert event.dispatched_at is None
     assert f"order_event_dispatch_task({event.pk},) not queued" in caplog.text
@@ -113,7 +128,12 @@ def test_a_channel_subscribed_later_gets_each_event_once_and_orders_does_not_cha
     try:
         with django_capture_on_commit_callbacks(execute=True):
             order = order_create(
-                user=customer, gpu=gpu, environment=pytorch, quantity=1, term_days=7
+                terms=accepted_terms(),
+                user=customer,
+                gpu=gpu,
+                environment=pytorch,
+                quantity=1,
+                term_days=7,
             )
             order_event_dispatch_task(order.events.get().pk)  # a copy of the task
     finally:

@@ -13,9 +13,9 @@ from django.test import Client
 from django.utils import timezone
 
 from orders.models import Order
-from tests.factories import OrderFactory
+from tests.factories import TERMS_TICKED, OrderFactory
 
-CONFIGURATION = {"environment": "pytorch", "quantity": "2", "term": "7"}
+CONFIGURATION = {"environment": "pytorch", "quantity": "2", "term": "7", **TERMS_TICKED}
 
 
 def form_token(page: str) -> str:

@@ -14,7 +14,7 @@ from orders.provisioning.services import order_provision, order_provisioning_ret
 from orders.services import OrderError, order_create
 from orders.stock import gpu_available_units
 from tests.accounts.ssh import quick_public_key
-from tests.factories import GpuModelFactory, UserFactory
+from tests.factories import TERMS_TICKED, GpuModelFactory, UserFactory, accepted_terms
 
 pytestmark = pytest.mark.django_db
 
@@ -38,7 +38,13 @@ def ssh_hosted(gpu):
 
 def place(customer, gpu, pytorch, **kwargs) -> Order:
     return order_create(
-        user=customer, gpu=gpu, environment=pytorch, quantity=1, term_days=7, **kwargs
+        terms=accepted_terms(),
+        user=customer,
+        gpu=gpu,
+        environment=pytorch,
+        quantity=1,
+        term_days=7,
+        **kwargs,
     )
 
 
@@ -87,7 +93,13 @@ def test_the_configurator_ticks_every_key_and_orders_with_those_left_ticked(
     assert page.count("checked") >= 2 + 2  # both keys, plus the environment and the term
     assert "/en/account/ssh-keys/?next=" in page
 
-    form = {"environment": "pytorch", "quantity": "1", "term": "7", "ssh_keys_shown": "1"}
+    form = {
+        "environment": "pytorch",
+        "quantity": "1",
+        "term": "7",
+        "ssh_keys_shown": "1",
+        **TERMS_TICKED,
+    }
     client.post(f"/en/gpus/{gpu.slug}/configure/", {**form, "ssh_keys": [laptop.pk]})
     # Every box unticked; "another": the same configuration is otherwise offered back.
     client.post(f"/en/gpus/{gpu.slug}/configure/", {**form, "another": "1"})
@@ -104,7 +116,13 @@ def test_the_configurator_says_why_an_order_without_a_key_is_refused(
 ):
     settings.ORDERS_SSH_KEY_REQUIRED = True
     client.force_login(customer)
-    form = {"environment": "pytorch", "quantity": "1", "term": "7", "ssh_keys_shown": "1"}
+    form = {
+        "environment": "pytorch",
+        "quantity": "1",
+        "term": "7",
+        "ssh_keys_shown": "1",
+        **TERMS_TICKED,
+    }
     response = client.post(f"/fr/gpus/{gpu.slug}/configure/", form)
     assert response.status_code == 200
     assert "Ajoutez une clé SSH à votre compte" in response.content.decode()
@@ -178,7 +196,9 @@ def test_the_configurator_asks_for_a_key_with_a_link_on_an_automatic_host(
 ):
     client.force_login(customer)
     form = {"environment": "pytorch", "quantity": "1", "term": "7", "ssh_keys_shown": "1"}
-    response = client.post(f"/{language}/gpus/{ssh_hosted.slug}/configure/", form)
+    response = client.post(
+        f"/{language}/gpus/{ssh_hosted.slug}/configure/", {**form, **TERMS_TICKED}
+    )
     assert response.status_code == 200
     page = response.content.decode()
     assert message in page

@@ -20,7 +20,7 @@ from orders.services import (
 )
 from orders.stock import gpu_available_units, gpus_with_availability, order_paying_transition
 from orders.transitions import order_transition
-from tests.factories import GpuModelFactory, HostFactory, OrderFactory
+from tests.factories import GpuModelFactory, HostFactory, OrderFactory, accepted_terms
 from tests.orders.races import buyers_race
 
 S = OrderStatus
@@ -42,11 +42,23 @@ def two_hosts(db):
 
 @pytest.mark.django_db
 def test_an_order_holds_slots_on_one_host_when_one_has_enough(two_hosts, customer, pytorch):
-    first = order_create(user=customer, gpu=two_hosts, environment=pytorch, quantity=2, term_days=7)
+    first = order_create(
+        terms=accepted_terms(),
+        user=customer,
+        gpu=two_hosts,
+        environment=pytorch,
+        quantity=2,
+        term_days=7,
+    )
     # The fullest host that fits: whole machines stay whole for larger orders.
     assert _held(first) == [("small", 0), ("small", 1)]
     second = order_create(
-        user=customer, gpu=two_hosts, environment=pytorch, quantity=3, term_days=7
+        terms=accepted_terms(),
+        user=customer,
+        gpu=two_hosts,
+        environment=pytorch,
+        quantity=3,
+        term_days=7,
     )
     assert _held(second) == [("big", 0), ("big", 1), ("big", 2)]
     assert gpu_available_units(gpu=two_hosts) == 1
@@ -59,7 +71,14 @@ def test_the_quote_says_when_a_quantity_spans_machines_and_the_order_then_does(
     five = quote_build(gpu=two_hosts, environment=pytorch, quantity=5, term_days=7)
     four = quote_build(gpu=two_hosts, environment=pytorch, quantity=4, term_days=7)
     assert (five.spans_hosts, five.largest_free_block, four.spans_hosts) == (True, 4, False)
-    order = order_create(user=customer, gpu=two_hosts, environment=pytorch, quantity=5, term_days=7)
+    order = order_create(
+        terms=accepted_terms(),
+        user=customer,
+        gpu=two_hosts,
+        environment=pytorch,
+        quantity=5,
+        term_days=7,
+    )
     assert [name for name, _index in _held(order)].count("big") == 4
     assert len(_held(order)) == 5
 

@@ -20,7 +20,7 @@ from orders.services import (
 )
 from orders.stock import UnitsGone, gpu_available_units, order_paying_transition
 from orders.transitions import TransitionNotAllowed, order_transition
-from tests.factories import GpuModelFactory, OrderFactory, UserFactory
+from tests.factories import GpuModelFactory, OrderFactory, UserFactory, accepted_terms
 from tests.orders.races import buyers_race
 
 S = OrderStatus
@@ -61,7 +61,14 @@ def test_refusal_says_how_many_units_are_left(customer):
     gpu = GpuModelFactory(units_total=2)
     pytorch = Environment.objects.create(slug="pytorch", name="PyTorch", description="-")
     with translation.override("en"), pytest.raises(OrderError) as refusal:
-        order_create(user=customer, gpu=gpu, environment=pytorch, quantity=3, term_days=7)
+        order_create(
+            terms=accepted_terms(),
+            user=customer,
+            gpu=gpu,
+            environment=pytorch,
+            quantity=3,
+            term_days=7,
+        )
     assert "Not enough units: 2 available" in str(refusal.value)
     assert not Order.objects.exists()
 
@@ -91,11 +98,25 @@ def test_expiry_releases_the_units_and_leaves_an_event():
 def test_units_of_an_order_past_its_deadline_are_not_sold_again_before_it_expires(customer):
     gpu = GpuModelFactory(units_total=6)
     pytorch = Environment.objects.create(slug="pytorch", name="PyTorch", description="-")
-    first = order_create(user=UserFactory(), gpu=gpu, environment=pytorch, quantity=6, term_days=7)
+    first = order_create(
+        terms=accepted_terms(),
+        user=UserFactory(),
+        gpu=gpu,
+        environment=pytorch,
+        quantity=6,
+        term_days=7,
+    )
     Order.objects.filter(pk=first.pk).update(payment_deadline=timezone.now() - timedelta(minutes=1))
     # Its payment may still be seen (and paid) until the beat task expires it.
     with pytest.raises(OrderError) as refusal:
-        order_create(user=customer, gpu=gpu, environment=pytorch, quantity=6, term_days=7)
+        order_create(
+            terms=accepted_terms(),
+            user=customer,
+            gpu=gpu,
+            environment=pytorch,
+            quantity=6,
+            term_days=7,
+        )
     assert refusal.value.code == "not_enough_units"
 
 
@@ -188,7 +209,14 @@ def test_a_late_payment_and_a_new_order_racing_for_the_same_units_never_both_get
     def new_order():
         start.wait()
         try:
-            order_create(user=buyer, gpu=gpu, environment=pytorch, quantity=4, term_days=7)
+            order_create(
+                terms=accepted_terms(),
+                user=buyer,
+                gpu=gpu,
+                environment=pytorch,
+                quantity=4,
+                term_days=7,
+            )
             outcomes["new"] = "ordered"
         except OrderError as error:
             outcomes["new"] = error.code

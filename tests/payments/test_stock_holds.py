@@ -13,7 +13,13 @@ from orders.services import OrderError, order_create, orders_expire
 from orders.stock import gpu_available_units
 from payments.models import Invoice
 from payments.services import PaymentError, invoice_issue
-from tests.factories import EnvironmentFactory, GpuModelFactory, OrderFactory, UserFactory
+from tests.factories import (
+    EnvironmentFactory,
+    GpuModelFactory,
+    OrderFactory,
+    UserFactory,
+    accepted_terms,
+)
 from tests.payments.helpers import deadline_at, reload
 
 pytestmark = pytest.mark.chain
@@ -40,7 +46,9 @@ def test_a_late_payer_never_gets_units_sold_since_and_is_flagged_with_a_refund_o
     gpu = GpuModelFactory(units_total=6)
     pytorch = EnvironmentFactory()
     alice, bob = UserFactory(), UserFactory()
-    first = order_create(user=alice, gpu=gpu, environment=pytorch, quantity=6, term_days=7)
+    first = order_create(
+        terms=accepted_terms(), user=alice, gpu=gpu, environment=pytorch, quantity=6, term_days=7
+    )
     first_invoice = invoice_issue(order=first, asset=devnet.usdc)
     devnet.scan()
     deadline = devnet.block_time()
@@ -49,14 +57,18 @@ def test_a_late_payer_never_gets_units_sold_since_and_is_flagged_with_a_refund_o
     # The deadline passed, the watcher has not read past it yet: the units stay held.
     assert orders_expire(now=deadline + 2 * MARGIN) == 0
     with pytest.raises(OrderError) as refusal:
-        order_create(user=bob, gpu=gpu, environment=pytorch, quantity=6, term_days=7)
+        order_create(
+            terms=accepted_terms(), user=bob, gpu=gpu, environment=pytorch, quantity=6, term_days=7
+        )
     assert refusal.value.code == "not_enough_units"
     _assert_never_oversold(gpu)
 
     devnet.mine_later(int(MARGIN.total_seconds()) + 2)
     devnet.scan()
     assert orders_expire(now=deadline + 2 * MARGIN) == 1
-    second = order_create(user=bob, gpu=gpu, environment=pytorch, quantity=6, term_days=7)
+    second = order_create(
+        terms=accepted_terms(), user=bob, gpu=gpu, environment=pytorch, quantity=6, term_days=7
+    )
     _assert_never_oversold(gpu)
 
     devnet.pay_token(first_invoice.deposit_address, int(first_invoice.amount_due))

@@ -61,7 +61,13 @@ def test_the_api_refuses_an_order_in_that_asset_and_keeps_nothing(devnet, eth_fe
     api = key_client(api_key_create(user=customer, name="Partner")[1])
     listed = {each["id"]: each["available"] for each in api.get("/api/v1/payment-assets/").json()}
     assert listed == {"eth-devnet": False, "usdc-devnet": True}
-    body = {"gpu": gpu.slug, "environment": "pytorch", "quantity": 1, "term_days": 3}
+    body = {
+        "gpu": gpu.slug,
+        "environment": "pytorch",
+        "quantity": 1,
+        "term_days": 3,
+        "accept_terms": True,
+    }
     # The API answers in English whatever the language asked (api/views/base.py).
     response = api.post(
         "/api/v1/orders/", {**body, "asset": "eth-devnet"}, format="json", HTTP_ACCEPT_LANGUAGE="fr"

@@ -17,7 +17,7 @@ from orders.provisioning.services import (
 from orders.services import order_create, orders_complete
 from payments.services import invoice_issue
 from tests.anvil import free_port
-from tests.factories import HostFactory, OrderFactory
+from tests.factories import HostFactory, OrderFactory, accepted_terms
 from tests.payments.helpers import reload
 
 pytestmark = [pytest.mark.chain, pytest.mark.django_db]
@@ -40,7 +40,14 @@ def _kinds(order: Order) -> list[str]:
 def test_paid_on_anvil_active_without_staff_login_sees_its_gpus_then_refused_at_the_end(
     devnet, ssh_gpu, customer, pytorch, customer_key, local_ssh_host, worker_runs
 ):
-    order = order_create(user=customer, gpu=ssh_gpu, environment=pytorch, quantity=2, term_days=7)
+    order = order_create(
+        terms=accepted_terms(),
+        user=customer,
+        gpu=ssh_gpu,
+        environment=pytorch,
+        quantity=2,
+        term_days=7,
+    )
     user = host_account(order=order)
     with worker_runs():
         _pay(devnet, order)
@@ -89,7 +96,14 @@ def test_host_down_retries_then_flags_for_staff_and_the_customer_and_staff_retry
 ):
     host = Host.objects.get(name="paris-1")
     Host.objects.filter(pk=host.pk).update(ssh_port=free_port())  # nothing listens there
-    order = order_create(user=customer, gpu=ssh_gpu, environment=pytorch, quantity=1, term_days=3)
+    order = order_create(
+        terms=accepted_terms(),
+        user=customer,
+        gpu=ssh_gpu,
+        environment=pytorch,
+        quantity=1,
+        term_days=3,
+    )
     with worker_runs():
         _pay(devnet, order)
 
@@ -122,6 +136,7 @@ def test_a_custom_environment_waits_for_staff_confirmation_before_activation(
     devnet, ssh_gpu, customer, staff, custom_environment, customer_key, worker_runs, client
 ):
     order = order_create(
+        terms=accepted_terms(),
         user=customer,
         gpu=ssh_gpu,
         environment=custom_environment,
