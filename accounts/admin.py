@@ -10,6 +10,7 @@ from django_otp.plugins.otp_static.models import StaticDevice
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from accounts.models import User
+from rental.admin import ReadOnlyAdmin
 
 
 @admin.register(User)
@@ -143,7 +144,7 @@ def _when(moment: datetime | None) -> str:
     return date_format(localtime(moment), "SHORT_DATETIME_FORMAT") if moment else "—"
 
 
-class SecondFactorDeviceAdmin(admin.ModelAdmin):
+class SecondFactorDeviceAdmin(ReadOnlyAdmin):
     """Who has a second factor, read-only and in the staff's language (django-otp's own admin
     names its columns after its fields, in English). Devices are added on the security page,
     where their owner scans the code; a lost one goes with `manage.py otp_reset`. No key and
@@ -154,15 +155,6 @@ class SecondFactorDeviceAdmin(admin.ModelAdmin):
     readonly_fields = list_display
     list_select_related = ["user"]
     search_fields = ["user__email"]
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
     @admin.display(description=_("account"))
     def owner(self, device) -> str:

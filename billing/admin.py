@@ -11,7 +11,7 @@ from billing.selectors import billing_documents_issued
 from billing.views import pdf_response
 from orders.hooks import PageSection
 from orders.models import Order
-from rental.admin import AppendOnlyAdmin
+from rental.admin import ReadOnlyAdmin
 
 
 class ExportForm(forms.Form):
@@ -27,7 +27,7 @@ class ExportForm(forms.Form):
 
 
 @admin.register(BillingDocument)
-class BillingDocumentAdmin(AppendOnlyAdmin):
+class BillingDocumentAdmin(ReadOnlyAdmin):
     """Read-only: an issued document is never changed nor deleted (a refund issues a credit
     note); staff read them, download their PDF and export a period for the accountant."""
 
@@ -37,15 +37,6 @@ class BillingDocumentAdmin(AppendOnlyAdmin):
     date_hierarchy = "issued_at"
     list_select_related = ["order", "user"]
     change_list_template = "admin/billing/billingdocument/change_list.html"
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
     def get_urls(self):
         own = [

@@ -15,7 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
@@ -30,7 +30,6 @@ from orders.models import (
     Order,
     OrderEvent,
     OrderStatus,
-    order_number_new,
 )
 from orders.selectors import (
     daily_rate_for_term,
@@ -144,33 +143,24 @@ def extension_create(
         if locked.ends_at is not None:
             deadline = min(deadline, locked.ends_at)
         total = rate * term_days * locked.quantity
-        for _attempt in range(5):
-            try:
-                with transaction.atomic():
-                    extension = Order.objects.create(
-                        number=order_number_new(),
-                        extends=locked,
-                        user=locked.user,
-                        gpu=locked.gpu,
-                        environment_id=locked.environment_id,
-                        environment_details=locked.environment_details,
-                        quantity=locked.quantity,
-                        term_days=term_days,
-                        daily_rate=rate,
-                        total=total,
-                        currency=locked.currency,
-                        payment_deadline=deadline,
-                        created_at=now,
-                        # Bought under the rental's terms of sale (they cover extensions).
-                        terms_version=locked.terms_version,
-                        terms_accepted_at=locked.terms_accepted_at,
-                        terms_ip_hash=locked.terms_ip_hash,
-                    )
-                break
-            except IntegrityError:
-                continue  # the random number was taken: draw another
-        else:
-            raise RuntimeError("Could not draw a free order number.")
+        extension = Order.objects.create_numbered(
+            extends=locked,
+            user=locked.user,
+            gpu=locked.gpu,
+            environment_id=locked.environment_id,
+            environment_details=locked.environment_details,
+            quantity=locked.quantity,
+            term_days=term_days,
+            daily_rate=rate,
+            total=total,
+            currency=locked.currency,
+            payment_deadline=deadline,
+            created_at=now,
+            # Bought under the rental's terms of sale (they cover extensions).
+            terms_version=locked.terms_version,
+            terms_accepted_at=locked.terms_accepted_at,
+            terms_ip_hash=locked.terms_ip_hash,
+        )
         order_event_record(
             order=extension,
             kind=OrderEvent.Kind.STATUS,

@@ -1,7 +1,7 @@
 import secrets
 
 from django.conf import settings
-from django.db import models
+from django.db import IntegrityError, models, transaction
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext
@@ -65,6 +65,21 @@ NUMBER_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 def order_number_new() -> str:
     body = "".join(secrets.choice(NUMBER_ALPHABET) for _ in range(8))
     return f"LG-{body[:4]}-{body[4:]}"
+
+
+class OrderManager(models.Manager["Order"]):
+    def create_numbered(self, **fields) -> "Order":
+        """Insert an order under a number drawn at random; a number already taken is drawn
+        again. Any other conflict (a form token used twice) raises IntegrityError."""
+        for _attempt in range(5):
+            number = order_number_new()
+            try:
+                with transaction.atomic():
+                    return self.create(number=number, **fields)
+            except IntegrityError:
+                if not self.filter(number=number).exists():
+                    raise
+        raise RuntimeError("Could not draw a free order number.")
 
 
 class Order(models.Model):
@@ -138,6 +153,8 @@ class Order(models.Model):
     terms_version = models.CharField(_("terms of sale version"), max_length=20, blank=True)
     terms_accepted_at = models.DateTimeField(_("terms accepted"), null=True, blank=True)
     terms_ip_hash = models.CharField(_("IP address hash"), max_length=64, blank=True)
+
+    objects = OrderManager()
 
     class Meta:
         ordering = ["-created_at"]

@@ -27,7 +27,7 @@ from orders.hooks import (
     order_refund_record,
 )
 from orders.hosts import Host, SlotHold
-from orders.models import UNPAID_STATUSES, Order, OrderEvent, OrderStatus, order_number_new
+from orders.models import UNPAID_STATUSES, Order, OrderEvent, OrderStatus
 from orders.selectors import daily_rate_for_term
 from orders.stock import gpus_with_availability, order_slots_take
 from orders.transitions import order_event_record, order_transition
@@ -237,35 +237,27 @@ def order_create(
             environment_details=environment_details,
         )
         now = timezone.now()
-        for _attempt in range(5):
-            try:
-                with transaction.atomic():
-                    order = Order.objects.create(
-                        number=order_number_new(),
-                        user=user,
-                        gpu=locked_gpu,
-                        environment=environment,
-                        environment_details=environment_details.strip(),
-                        quantity=quantity,
-                        term_days=term_days,
-                        daily_rate=quote.daily_rate,
-                        total=quote.total,
-                        currency=quote.currency,
-                        payment_deadline=now + settings.ORDER_PAYMENT_WINDOW,
-                        created_at=now,
-                        form_token=form_token,
-                        terms_version=accepted.version,
-                        terms_accepted_at=accepted.accepted_at,
-                        terms_ip_hash=accepted.ip_hash,
-                    )
-                break
-            except IntegrityError:
-                if form_token and Order.objects.filter(form_token=form_token).exists():
-                    # The same form, sent at once for another GPU: a forged replay.
-                    raise OrderError(_FORM_USED, code="form_used") from None
-                continue  # the random number was taken: draw another
-        else:
-            raise RuntimeError("Could not draw a free order number.")
+        try:
+            order = Order.objects.create_numbered(
+                user=user,
+                gpu=locked_gpu,
+                environment=environment,
+                environment_details=environment_details.strip(),
+                quantity=quantity,
+                term_days=term_days,
+                daily_rate=quote.daily_rate,
+                total=quote.total,
+                currency=quote.currency,
+                payment_deadline=now + settings.ORDER_PAYMENT_WINDOW,
+                created_at=now,
+                form_token=form_token,
+                terms_version=accepted.version,
+                terms_accepted_at=accepted.accepted_at,
+                terms_ip_hash=accepted.ip_hash,
+            )
+        except IntegrityError:
+            # The same form, sent at once for another GPU: a forged replay.
+            raise OrderError(_FORM_USED, code="form_used") from None
         if not order_slots_take(order=order, gpu=locked_gpu):
             raise RuntimeError("Slots counted free under the GPU lock could not be held.")
         keys = _order_ssh_keys(user=user, ssh_key_ids=ssh_key_ids)

@@ -34,6 +34,17 @@ class AppendOnlyAdmin(admin.ModelAdmin):
         return declared + [name for name in frozen if name not in declared]
 
 
+class ReadOnlyAdmin(AppendOnlyAdmin):
+    """Records nobody adds or edits in the admin either: made by their own flow (an invoice by
+    its order's payment, a second factor by its owner's enrolment), only read here."""
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
 def queue_filter(cases: Callable[[], Sequence[Any]]) -> type[admin.SimpleListFilter]:
     """The list filter behind the cockpit's "to handle" links (backoffice): `cases()` gives the
     cases (key, label, condition) of this list; `?queue=<key>` keeps the rows of that case."""
