@@ -6,6 +6,6 @@ app_name = "billing"
 
 urlpatterns = [
     path("", views.document_list, name="list"),
-    path("<str:number>/", views.document_detail, name="detail"),
-    path("<str:number>/pdf/", views.document_pdf_download, name="pdf"),
+    path("<slug:number>/", views.document_detail, name="detail"),
+    path("<slug:number>/pdf/", views.document_pdf_download, name="pdf"),
 ]

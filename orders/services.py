@@ -428,7 +428,10 @@ def order_stop_early(*, order: Order, user: User) -> bool:
 
 
 def order_refund(*, order: Order, actor_user: User, reason: str) -> bool:
-    """Staff refund a paid order: it ends, and what it received is owed back (orders.hooks)."""
+    """Staff refund a paid order: it ends, and what it received is owed back (orders.hooks).
+
+    A rental is refunded before its machines run (paid or provisioning): the extensions
+    already paid for it would add days to nothing, so they are refunded with it."""
     if not reason.strip():
         raise OrderError(_("Give the reason for the refund."), field="reason")
     with transaction.atomic():
@@ -441,4 +444,6 @@ def order_refund(*, order: Order, actor_user: User, reason: str) -> bool:
         )
         if refunded:
             order_refund_record(order=order)
+            for extension in order.extensions.filter(status=OrderStatus.PAID).order_by("pk"):
+                order_refund(order=extension, actor_user=actor_user, reason=reason)
     return refunded

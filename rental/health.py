@@ -54,8 +54,10 @@ def _may_see_details(request) -> bool:
     if token and hmac.compare_digest(sent.encode(), f"Bearer {token}".encode()):
         return True
     # The database may be down: then the session cannot be read and only the token works.
+    # Staff past their second factor only: a password alone names no internal host.
     try:
-        return request.user.is_active and request.user.is_staff
+        user = request.user
+        return user.is_active and user.is_staff and user.is_verified()
     except Exception:  # whatever stops reading the session means "not staff", not a 500
         return False
 

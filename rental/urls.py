@@ -33,7 +33,7 @@ urlpatterns += i18n_patterns(
     path("accounts/", include("allauth.urls")),
     path("account/", include("accounts.urls")),
     path("account/invoices/", include("billing.urls")),
-    path("account/orders/<str:number>/payment/", include("payments.urls")),
+    path("account/orders/<slug:number>/payment/", include("payments.urls")),
     path("", include("orders.urls")),
     path("", include("catalog.urls")),
 )

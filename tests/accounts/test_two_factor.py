@@ -199,6 +199,10 @@ def test_a_customer_turns_it_on_and_each_login_then_asks_for_a_code(client, cust
     assert by_session.json()["error"]["code"] == "second_factor_required"
     by_key = client.get("/api/v1/orders/", HTTP_AUTHORIZATION=f"Api-Key {raw_key}")
     assert by_key.status_code == 200
+    # Any other Authorization header is no API key: the session is still refused.
+    for header in ("Bearer anything", "Basic eDp5", "Api-Key", "x"):
+        disguised = client.get("/api/v1/orders/", HTTP_AUTHORIZATION=header)
+        assert disguised.status_code in (401, 403), header
     assert client.get("/en/accounts/logout/").status_code == 200
 
     verify_url = client.get("/en/account/api-keys/")["Location"]

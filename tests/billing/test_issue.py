@@ -138,3 +138,25 @@ def test_a_paid_extension_gets_its_own_invoice_for_the_days_it_adds(usdc, custom
     # It travels with the "rental extended" e-mail (the extension's own "paid" sends none).
     (message,) = mail.outbox
     assert message.attachments[0][0] == document.filename
+
+
+def test_refunding_a_rental_refunds_its_paid_extension_too(usdc, customer, staff, worker_runs):
+    # Paid, extended and paid again before the machines were ready; then no machine came.
+    with worker_runs():
+        rental = order_paid(usdc, user=customer, tx_hash="0x" + "12" * 32)
+        extension = extension_create(rental=rental, user=customer, term_days=3)
+        invoice = invoice_issue(order=extension, asset=usdc)
+        transfer_recorded(invoice, status=Transfer.Status.CONFIRMED)
+        invoice_settle(invoice_id=invoice.pk)
+    extension.refresh_from_db()
+    assert extension.status == OrderStatus.PAID
+
+    with worker_runs():
+        assert order_refund(order=rental, actor_user=staff, reason="No GPU available")
+
+    # The extension's days would have run on the refunded rental: its money is owed back too.
+    extension.refresh_from_db()
+    assert extension.status == OrderStatus.REFUNDED
+    assert extension.refunds.get().amount == invoice.amount_due
+    credit_notes = BillingDocument.objects.filter(kind="credit_note")
+    assert {note.order_id for note in credit_notes} == {rental.pk, extension.pk}

@@ -94,3 +94,9 @@ def test_no_token_configured_means_no_token_is_accepted(client, usdc, settings):
     settings.HEALTHZ_TOKEN = ""
     response = client.get("/healthz", HTTP_AUTHORIZATION="Bearer ")
     assert response.json() == {"status": "ok"}
+
+
+def test_staff_before_their_second_factor_see_no_details(client, staff, usdc):
+    # A stolen staff password alone must not name the internal hosts and errors.
+    client.force_login(staff, second_factor=False)
+    assert client.get("/healthz").json() == {"status": "ok"}

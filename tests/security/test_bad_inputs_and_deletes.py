@@ -19,6 +19,23 @@ def test_revoking_a_key_with_a_key_id_that_is_not_a_number_is_a_400(client, cust
     assert ApiKey.objects.get(pk=api_key.pk).revoked_at is None
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/fr/account/orders/LG%00/",
+        "/fr/account/orders/LG%00/extend/",
+        "/fr/account/orders/LG%00/payment/",
+        "/fr/account/invoices/F-2026%00/",
+        "/fr/account/invoices/F-2026%00/pdf/",
+    ],
+)
+def test_a_number_with_a_nul_byte_is_not_found(client, customer, path):
+    # PostgreSQL refuses NUL in a string: the number must never reach the query.
+    client.force_login(customer)
+    assert client.get(path).status_code == 404
+    assert client.post(path, {"term_days": 7}).status_code == 404
+
+
 @pytest.fixture
 def payment_records(usdc, customer):
     invoice = order_with_invoice(usdc, user=customer)
