@@ -72,3 +72,8 @@ def order_page_sections(
 
 def order_email_sections(*, order: Order) -> list[PageSection]:
     return [section for hook in email_sections if (section := hook(order=order)) is not None]
+
+
+# parts() -> SQL expressions over the order's row `o` (text, or cast to it) naming what else
+# the order's pages read: the app's rows of that order (orders.versions).
+order_version_parts: Hooks[Callable[[], list[str]]] = Hooks()

@@ -18,6 +18,7 @@ class PaymentsConfig(AppConfig):
             order_has_received_funds,
             order_payment_watch_passed,
         )
+        from payments.versions import order_payment_version_parts
         from payments.views import PAYMENT_SECTION, order_payment_section
         from rental.health import readiness_checks
 
@@ -28,4 +29,5 @@ class PaymentsConfig(AppConfig):
         hooks.page_sections.register(REFUND_SECTION, order_refund_section)
         hooks.refund_records.register("payments", order_refund_owed_record)
         hooks.email_sections.register(PAYMENT_SECTION, order_payment_email_section)
+        hooks.order_version_parts.register("payments", order_payment_version_parts)
         readiness_checks.register("chain", chains_health)

@@ -80,6 +80,8 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.i18n",
                 "rental.context_processors.site",
+                # Last, so that a page rendered to be stored holds no CSRF token.
+                "rental.responsecache.csrf_placeholder",
             ],
         },
     },
