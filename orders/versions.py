@@ -9,6 +9,7 @@ open or closed, the minute while a rental runs, since the page says the time lef
 Other databases (SQLite for `make run`) get no digest: the pages are rendered every time.
 """
 
+import hashlib
 from dataclasses import dataclass
 
 from django.db import connection
@@ -71,12 +72,30 @@ def versions_supported() -> bool:
     return connection.vendor == "postgresql"
 
 
+def _prepared_fetchone(sql: str, params: list) -> tuple | None:
+    """The first row of `sql` (with %s parameters), run as a statement this database session
+    prepared: PostgreSQL then plans the digest's many subqueries once per connection, where
+    planning them at every request costs more than running them."""
+    name = "version_" + hashlib.sha256(sql.encode()).hexdigest()[:20]
+    connection.ensure_connection()
+    # A connection that was closed and opened again (health checks, CONN_MAX_AGE) is a new
+    # session without the statement: it is told apart by its server process.
+    session = (id(connection.connection), connection.connection.info.backend_pid)
+    prepared: dict[str, tuple[int, int]] = connection.__dict__.setdefault("_versions_prepared", {})
+    with connection.cursor() as cursor:
+        if prepared.get(name) != session:
+            pieces = sql.split("%s")
+            numbered = pieces[0] + "".join(f"${n}{piece}" for n, piece in enumerate(pieces[1:], 1))
+            cursor.execute(f"PREPARE {name} AS {numbered}")
+            prepared[name] = session
+        cursor.execute(f"EXECUTE {name} ({', '.join(['%s'] * len(params))})", params)
+        return cursor.fetchone()
+
+
 def order_version(*, user: User, number: str) -> OrderVersion | None:
     """The version of the user's own order with that number (any case); None when the user
     has no such order. Only call with versions_supported()."""
-    with connection.cursor() as cursor:
-        cursor.execute(_digest_sql(), [user.pk, number.upper()])
-        row = cursor.fetchone()
+    row = _prepared_fetchone(_digest_sql(), [user.pk, number.upper()])
     return None if row is None else OrderVersion(order_id=row[0], digest=row[1])
 
 
@@ -90,6 +109,6 @@ def orders_version(*, user: User) -> str:
         rows_digest(Environment, f"t.id IN ({mine.format(column='environment_id')})"),
         "floor(extract(epoch FROM now()) / 60)::text",
     ]
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT md5(concat_ws('|', {', '.join(parts)}))", [user.pk] * 3)
-        return cursor.fetchone()[0]
+    row = _prepared_fetchone(f"SELECT md5(concat_ws('|', {', '.join(parts)}))", [user.pk] * 3)
+    assert row is not None  # an aggregate: always one row
+    return row[0]

@@ -3,6 +3,7 @@ account, never stale once something they show changed, never with another browse
 token."""
 
 import pytest
+from django.db import connection
 from django.test import Client
 
 from accounts.services import api_key_create
@@ -10,6 +11,7 @@ from orders.models import OrderEvent
 from payments.models import ScanCursor, Transfer
 from rental.responsecache import CSRF_PLACEHOLDER
 from tests.api.conftest import key_client
+from tests.cache import cache_empty
 from tests.payments.helpers import order_with_invoice, transfer_recorded
 
 pytestmark = pytest.mark.django_db
@@ -98,3 +100,16 @@ def test_each_browser_gets_its_own_csrf_token_in_a_stored_page(customer, usdc):
             f"/en/account/orders/{order.number}/cancel/", {"csrfmiddlewaretoken": token}
         )
         assert response.status_code == 302  # accepted: CSRF refusal is a 403
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_version_is_read_again_on_a_new_database_connection(customer, usdc):
+    """The version's statement is prepared per database session (orders.versions): a
+    connection opened again prepares it again."""
+    order = order_with_invoice(usdc, user=customer).order
+    client = _signed_in(customer)
+    url = f"/en/account/orders/{order.number}/status/"
+    assert client.get(url).status_code == 200
+    connection.close()
+    cache_empty()
+    assert client.get(url).status_code == 200
