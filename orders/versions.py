@@ -9,10 +9,12 @@ open or closed, the minute while a rental runs, since the page says the time lef
 Other databases (SQLite for `make run`) get no digest: the pages are rendered every time.
 """
 
+import functools
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Model
 
 from accounts.models import User
@@ -61,7 +63,13 @@ def _order_parts() -> list[str]:
 
 
 def _digest_sql() -> str:
-    parts = _order_parts() + [part for parts in order_version_parts for part in parts()]
+    return _digest_sql_of(tuple(order_version_parts))
+
+
+@functools.cache
+def _digest_sql_of(registered: tuple[Callable[[], list[str]], ...]) -> str:
+    """Written once per process for the parts the apps registered (a request costs none)."""
+    parts = _order_parts() + [part for parts in registered for part in parts()]
     return (
         f"SELECT o.id, md5(concat_ws('|', {', '.join(parts)})) FROM {table(Order)} o "
         "WHERE o.user_id = %s AND o.number = %s"
@@ -77,12 +85,13 @@ def _prepared_fetchone(sql: str, params: list) -> tuple | None:
     prepared: PostgreSQL then plans the digest's many subqueries once per connection, where
     planning them at every request costs more than running them."""
     name = "version_" + hashlib.sha256(sql.encode()).hexdigest()[:20]
-    connection.ensure_connection()
+    database = connections[DEFAULT_DB_ALIAS]  # this thread's connection, not the proxy
+    database.ensure_connection()
     # A connection that was closed and opened again (health checks, CONN_MAX_AGE) is a new
     # session without the statement: it is told apart by its server process.
-    session = (id(connection.connection), connection.connection.info.backend_pid)
-    prepared: dict[str, tuple[int, int]] = connection.__dict__.setdefault("_versions_prepared", {})
-    with connection.cursor() as cursor:
+    session = (id(database.connection), database.connection.info.backend_pid)
+    prepared: dict[str, tuple[int, int]] = database.__dict__.setdefault("_versions_prepared", {})
+    with database.cursor() as cursor:
         if prepared.get(name) != session:
             pieces = sql.split("%s")
             numbered = pieces[0] + "".join(f"${n}{piece}" for n, piece in enumerate(pieces[1:], 1))

@@ -2,12 +2,15 @@
 account, never stale once something they show changed, never with another browser's CSRF
 token."""
 
+import threading
+
 import pytest
 from django.db import connection
 from django.test import Client
 
 from accounts.services import api_key_create
 from orders.models import OrderEvent
+from orders.versions import order_version
 from payments.models import ScanCursor, Transfer
 from rental.responsecache import CSRF_PLACEHOLDER
 from tests.api.conftest import key_client
@@ -113,3 +116,29 @@ def test_the_version_is_read_again_on_a_new_database_connection(customer, usdc):
     connection.close()
     cache_empty()
     assert client.get(url).status_code == 200
+
+
+@pytest.mark.django_db(transaction=True)
+def test_threads_read_versions_at_once_each_on_its_own_connection(customer, usdc):
+    """gunicorn's threaded workers: each thread's connection prepares its own statement."""
+    order = order_with_invoice(usdc, user=customer).order
+    start = threading.Barrier(4)
+    digests: list[str | BaseException] = []
+
+    def read():
+        try:
+            start.wait()
+            for _ in range(5):
+                version = order_version(user=customer, number=order.number)
+                digests.append(version.digest)
+        except BaseException as error:
+            digests.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=read) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(digests) == 20 and len(set(digests)) == 1, digests
