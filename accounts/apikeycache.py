@@ -10,10 +10,10 @@ commits: a request that read the key just before cannot store it again over the 
 
 from collections.abc import Iterable
 
-from django.core.cache import cache
 from django.db import DEFAULT_DB_ALIAS, transaction
 
 from accounts.models import ApiKey, User
+from rental.cachesafe import cache_add, cache_get, cache_set_many
 
 LIFETIME = 10  # seconds
 FORGOTTEN = "forgotten"
@@ -28,7 +28,7 @@ def _cache_key(key_hash: str) -> str:
 
 def api_key_remembered(*, key_hash: str) -> ApiKey | None:
     """The key stored by api_key_remember, with its account and `user_email_verified`."""
-    values = cache.get(_cache_key(key_hash))
+    values = cache_get(_cache_key(key_hash))
     if values is None or values == FORGOTTEN:
         return None
     key_values, user_values, email_verified = values
@@ -45,7 +45,7 @@ def api_key_remember(*, api_key: ApiKey) -> None:
         [getattr(api_key.user, name) for name in _USER_FIELDS],
         api_key.user_email_verified,  # type: ignore[attr-defined]
     )
-    cache.add(_cache_key(api_key.key_hash), values, LIFETIME)
+    cache_add(_cache_key(api_key.key_hash), values, LIFETIME)
 
 
 def api_keys_forget(*, key_hashes: Iterable[str]) -> None:
@@ -53,8 +53,9 @@ def api_keys_forget(*, key_hashes: Iterable[str]) -> None:
     commits (a request that read them meanwhile finds the mark and stores nothing)."""
     marks = {_cache_key(key_hash): FORGOTTEN for key_hash in key_hashes}
     if marks:
-        cache.set_many(marks, LIFETIME)
-        transaction.on_commit(lambda: cache.set_many(marks, LIFETIME))
+        # Unreachable, the cache serves nothing either; what it held ends with LIFETIME.
+        cache_set_many(marks, LIFETIME)
+        transaction.on_commit(lambda: cache_set_many(marks, LIFETIME))
 
 
 def user_api_keys_forget(*, user: User) -> None:

@@ -14,11 +14,12 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from django.contrib.messages import get_messages
-from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.utils import timezone
 from django.utils.translation import get_language
+
+from rental.cachesafe import cache_get, cache_set
 
 # Unchanged answers drop out of the cache by themselves after this (seconds).
 LIFETIME = 120
@@ -57,7 +58,7 @@ def cached_page(
     if request.method != "GET" or len(get_messages(request)):
         return render()  # one-off messages belong to this answer alone
     key = _key(request, "page", version)
-    stored = cache.get(key)
+    stored = cache_get(key)
     if stored is None:
         setattr(request, _RENDERING_SHARED, True)
         try:
@@ -70,7 +71,7 @@ def cached_page(
             response.content = _with_token(request, response.content)
             return response
         stored = (response.content, response["Content-Type"])
-        cache.set(key, stored, LIFETIME)
+        cache_set(key, stored, LIFETIME)
     body, content_type = stored
     return HttpResponse(_with_token(request, body), content_type=content_type)
 
@@ -78,8 +79,8 @@ def cached_page(
 def cached_data(request: HttpRequest, *, version: str, compute: Callable[[], T]) -> T:
     """`compute()` (an API answer's data) for this request, stored under `version`."""
     key = _key(request, "data", version)
-    data = cache.get(key)
+    data = cache_get(key)
     if data is None:
         data = compute()
-        cache.set(key, data, LIFETIME)
+        cache_set(key, data, LIFETIME)
     return data

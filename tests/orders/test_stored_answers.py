@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from accounts.services import api_key_create
+from accounts.services import api_key_create, api_key_revoke
 from orders.models import OrderEvent
 from orders.versions import order_version
 from payments.models import ScanCursor, Transfer
@@ -142,3 +142,18 @@ def test_threads_read_versions_at_once_each_on_its_own_connection(customer, usdc
     for thread in threads:
         thread.join()
     assert len(digests) == 20 and len(set(digests)) == 1, digests
+
+
+def test_with_the_cache_unreachable_pages_are_rendered_and_keys_revoked(settings, customer, usdc):
+    order = order_with_invoice(usdc, user=customer).order
+    api_key, _raw = api_key_create(user=customer, name="k")
+    client = _signed_in(customer)
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens there
+        }
+    }
+    for url in [*_urls(order), "/en/account/orders/"]:
+        assert client.get(url).status_code == 200
+    assert api_key_revoke(api_key=api_key)
