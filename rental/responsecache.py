@@ -23,6 +23,8 @@ from rental.cachesafe import cache_get, cache_set
 
 # Unchanged answers drop out of the cache by themselves after this (seconds).
 LIFETIME = 120
+# Answers kept per path and version, whatever the number of queries sent.
+MAX_QUERIES = 2
 CSRF_PLACEHOLDER = "csrf-token-placeholder-7f3a9c"
 _PLACEHOLDER = CSRF_PLACEHOLDER.encode()
 _RENDERING_SHARED = "_rendering_shared_page"
@@ -36,9 +38,11 @@ def csrf_placeholder(request: HttpRequest) -> dict:
 
 
 def _key(request: HttpRequest, kind: str, version: str) -> str:
+    # The path without its query: the answers of one path are stored together, by query
+    # (cached_page), so that no sender of made-up queries can store more than a few.
     parts = [
         str(request.user.pk),
-        request.get_full_path(),
+        request.path,
         request.headers.get("HX-Request", ""),
         get_language() or "",
         timezone.get_current_timezone_name(),
@@ -57,9 +61,11 @@ def cached_page(
     """`render()`'s page for this request, stored under `version` of what it shows."""
     if request.method != "GET" or len(get_messages(request)):
         return render()  # one-off messages belong to this answer alone
-    key = _key(request, "page", version)
-    stored = cache_get(key)
-    if stored is None:
+    key, query = _key(request, "page", version), request.META.get("QUERY_STRING", "")
+    # {query: (body, content type)} of the latest MAX_QUERIES queries (a poll sends the
+    # version of the part it shows; the language links carry the page's query along).
+    stored: dict[str, tuple[bytes, str]] = cache_get(key) or {}
+    if query not in stored:
         setattr(request, _RENDERING_SHARED, True)
         try:
             response = render()
@@ -70,9 +76,10 @@ def cached_page(
         if response.status_code != 200 or response.cookies:
             response.content = _with_token(request, response.content)
             return response
-        stored = (response.content, response["Content-Type"])
+        kept = dict(list(stored.items())[-(MAX_QUERIES - 1) :])
+        stored = {**kept, query: (response.content, response["Content-Type"])}
         cache_set(key, stored, LIFETIME)
-    body, content_type = stored
+    body, content_type = stored[query]
     return HttpResponse(_with_token(request, body), content_type=content_type)
 
 

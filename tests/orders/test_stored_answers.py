@@ -5,6 +5,7 @@ token."""
 import threading
 
 import pytest
+from django.core.cache import cache
 from django.db import connection
 from django.test import Client
 
@@ -157,3 +158,19 @@ def test_with_the_cache_unreachable_pages_are_rendered_and_keys_revoked(settings
     for url in [*_urls(order), "/en/account/orders/"]:
         assert client.get(url).status_code == 200
     assert api_key_revoke(api_key=api_key)
+
+
+def test_made_up_queries_store_no_more_than_two_answers_per_page(customer, usdc):
+    order = order_with_invoice(usdc, user=customer).order
+    client = _signed_in(customer)
+    url = f"/en/account/orders/{order.number}/payment/status/"
+    for shown in ["a", "b", "c", "d", "e"]:
+        assert client.get(url, {"shown": shown}).status_code == 200
+    stored = [cache.get(key.decode().split(":", 2)[2]) for key in _stored_answer_keys()]
+    assert [len(answers) for answers in stored] == [2]
+    page = client.get(f"/en/account/orders/{order.number}/", {"x": "1"}).content.decode()
+    assert f"/fr/account/orders/{order.number}/?x=1" in page  # its own language links
+
+
+def _stored_answer_keys() -> list[bytes]:
+    return list(cache._cache.get_client().scan_iter(match="*:answer:page:*"))
