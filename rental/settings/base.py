@@ -110,7 +110,7 @@ REDIS_CACHE_URL = env("REDIS_CACHE_URL", default="")
 if REDIS_CACHE_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "rental.cache.RedisCache",
             "LOCATION": REDIS_CACHE_URL,
         }
     }

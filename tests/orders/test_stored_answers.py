@@ -151,7 +151,7 @@ def test_with_the_cache_unreachable_pages_are_rendered_and_keys_revoked(settings
     client = _signed_in(customer)
     settings.CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "rental.cache.RedisCache",
             "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens there
         }
     }
