@@ -108,7 +108,9 @@ def cached_page(
     if not _cacheable(request):
         return render_page()
     page = _served_value(
-        f"catalog:body:{name}:{get_language()}",
+        # Not "catalog:body:": pages stored by the previous release, (version, body, content
+        # type), stay unread while it is replaced.
+        f"catalog:page:{name}:{get_language()}",
         lambda: _page(render_page()),
         lambda value: not isinstance(value, HttpResponse),
     )
