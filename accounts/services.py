@@ -8,6 +8,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from accounts.apikeycache import api_keys_forget, user_api_keys_forget
 from accounts.hooks import password_changed_hooks_run
 from accounts.mail import mail_queue, user_mail
 from accounts.models import ApiKey, SshKey, User
@@ -84,6 +85,7 @@ def api_key_revoke(*, api_key: ApiKey) -> bool:
         revoked = ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(
             revoked_at=now
         )
+        api_keys_forget(key_hashes=[api_key.key_hash])
     if revoked:
         api_key.revoked_at = now
     return bool(revoked)
@@ -139,6 +141,7 @@ def account_password_changed(*, user: User) -> None:
     """
     now = timezone.now()
     with transaction.atomic():
+        user_api_keys_forget(user=user)
         keys = ApiKey.objects.filter(user=user, revoked_at__isnull=True).update(revoked_at=now)
         webhooks = password_changed_hooks_run(user=user, now=now)
         if keys or webhooks:

@@ -1,10 +1,30 @@
+from datetime import datetime
+
 from rest_framework import authentication, exceptions
 
+from accounts.apikeycache import api_key_remember, api_key_remembered
 from accounts.models import ApiKey
-from accounts.services import api_key_touch
+from accounts.services import api_key_hash, api_key_touch
 from api.selectors import api_key_for_raw_key
 
 KEYWORD = "Api-Key"
+
+
+# key id -> the last `last_used_at` this process wrote or read (accounts.apikeycache).
+_last_used_written: dict[int, datetime] = {}
+MAX_KEYS_REMEMBERED = 10_000
+
+
+def _api_key(*, raw_key: str) -> ApiKey | None:
+    """The key, from the cache when it was verified a few seconds ago (accounts.apikeycache).
+    Unknown keys are never stored: nobody can fill the cache by guessing."""
+    key_hash = api_key_hash(raw_key)
+    api_key = api_key_remembered(key_hash=key_hash)
+    if api_key is None:
+        api_key = api_key_for_raw_key(raw_key=raw_key)
+        if api_key is not None:
+            api_key_remember(api_key=api_key)
+    return api_key
 
 
 class ApiKeyAuthentication(authentication.BaseAuthentication):
@@ -23,10 +43,18 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             return None
         if len(parts) != 2:
             raise exceptions.AuthenticationFailed("Use `Authorization: Api-Key <key>`.")
-        api_key = api_key_for_raw_key(raw_key=parts[1])
+        api_key = _api_key(raw_key=parts[1])
         if api_key is None or not api_key.is_active or not api_key.user.is_active:
             raise exceptions.AuthenticationFailed("Unknown or revoked API key.")
+        # A stored key's `last_used_at` is the one it was read with: this process remembers
+        # what it wrote since, so it writes at most once a minute per key too.
+        written = _last_used_written.get(api_key.pk)
+        if written and (api_key.last_used_at is None or written > api_key.last_used_at):
+            api_key.last_used_at = written
         api_key_touch(api_key=api_key)
+        if len(_last_used_written) >= MAX_KEYS_REMEMBERED:
+            _last_used_written.clear()
+        _last_used_written[api_key.pk] = api_key.last_used_at
         return api_key.user, api_key
 
     def authenticate_header(self, request) -> str:

@@ -38,7 +38,7 @@ SECURE_SSL_REDIRECT = False
 
 CACHES = {
     "default": {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "BACKEND": "rental.cache.RedisCache",
         "LOCATION": os.environ["BENCH_REDIS_URL"],
         "KEY_PREFIX": BENCH_DATABASE,
     }

@@ -10,6 +10,7 @@ task moves the order; the page lifetime bounds that wait.
 
 from collections.abc import Callable
 from time import monotonic
+from typing import TypeVar
 from uuid import uuid4
 
 from django.contrib.messages import get_messages
@@ -22,9 +23,11 @@ VERSION_KEY = "catalog:version"
 PAGE_LIFETIME = 30  # seconds, in the shared cache
 PROCESS_LIFETIME = 1.0  # seconds, in this process
 
-# page key -> (stored at, body, content type); only whole pages, never a response object,
-# which middleware would change while serving one visitor.
-_served: dict[str, tuple[float, bytes, str]] = {}
+T = TypeVar("T")
+
+# key -> (stored at, value): whole pages (body, content type), never a response object, which
+# middleware would change while serving one visitor; or the data an API answer is made of.
+_served: dict[str, tuple[float, object]] = {}
 
 
 def forget_served_pages() -> None:
@@ -52,23 +55,51 @@ def _cacheable(request: HttpRequest) -> bool:
     )
 
 
-def _shared_page(page_key: str, render_page: Callable[[], HttpResponse]):
-    """(body, content type) of the current version, rendered if the shared cache lacks it."""
-    # One round trip for both: the page is stored with the version it was rendered at.
-    found = cache.get_many([VERSION_KEY, page_key])
+_UNSHARED = object()
+
+
+def _shared_value(key: str, compute: Callable[[], object], shareable: Callable[[object], bool]):
+    """`compute()` as of the current version, from the shared cache when it holds it."""
+    # One round trip for both: the value is stored with the version it was computed at.
+    found = cache.get_many([VERSION_KEY, key])
     version = found.get(VERSION_KEY)
     if version is None:
         version = uuid4().hex
         cache.add(VERSION_KEY, version, None)
-    cached_version, body, content_type = found.get(page_key, (None, None, None))
+    cached_version, value = found.get(key, (None, _UNSHARED))
     if cached_version == version:
-        return body, content_type
-    response = render_page()
+        return value
+    value = compute()
+    if shareable(value):
+        cache.set(key, (version, value), PAGE_LIFETIME)
+    return value
+
+
+def _served_value(key: str, compute: Callable[[], T], shareable: Callable[[T], bool]) -> T:
+    """The value of `key` this process served less than PROCESS_LIFETIME ago, else the shared
+    one (computed if need be); a value that is not `shareable` is neither kept nor shared."""
+    now = monotonic()
+    served = _served.get(key)
+    if served is None or now - served[0] > PROCESS_LIFETIME:
+        value = _shared_value(key, compute, shareable)  # type: ignore[arg-type]
+        if not shareable(value):
+            return value  # type: ignore[return-value]
+        served = (now, value)
+        _served[key] = served
+    return served[1]  # type: ignore[return-value]
+
+
+def catalog_value(name: str, compute: Callable[[], T]) -> T:
+    """What `compute()` returns as long as the catalog (stock, prices) does not change: for
+    reads anyone may see, the same for every visitor (the partner API's GPUs and quotes)."""
+    return _served_value(f"catalog:value:{name}", compute, lambda _value: True)
+
+
+def _page(response: HttpResponse) -> tuple[bytes, str] | HttpResponse:
+    # Not a page to share: an error, or one that sets a cookie.
     if response.status_code != 200 or response.cookies:
         return response
-    body, content_type = response.content, response["Content-Type"]
-    cache.set(page_key, (version, body, content_type), PAGE_LIFETIME)
-    return body, content_type
+    return response.content, response["Content-Type"]
 
 
 def cached_page(
@@ -76,14 +107,14 @@ def cached_page(
 ) -> HttpResponse:
     if not _cacheable(request):
         return render_page()
-    page_key = f"catalog:body:{name}:{get_language()}"
-    now = monotonic()
-    served = _served.get(page_key)
-    if served is None or now - served[0] > PROCESS_LIFETIME:
-        page = _shared_page(page_key, render_page)
-        if isinstance(page, HttpResponse):
-            return page  # not a page to share (an error, or one that sets a cookie)
-        served = (now, *page)
-        _served[page_key] = served
-    _stored_at, body, content_type = served
+    page = _served_value(
+        # Not "catalog:body:": pages stored by the previous release, (version, body, content
+        # type), stay unread while it is replaced.
+        f"catalog:page:{name}:{get_language()}",
+        lambda: _page(render_page()),
+        lambda value: not isinstance(value, HttpResponse),
+    )
+    if isinstance(page, HttpResponse):
+        return page
+    body, content_type = page
     return HttpResponse(body, content_type=content_type)

@@ -95,3 +95,8 @@ def order_email_sections(*, order: Order) -> list[PageSection]:
 
 def order_email_attachments(*, event: OrderEvent) -> list[tuple[str, bytes, str]]:
     return [attachment for hook in email_attachments for attachment in hook(event=event)]
+
+
+# parts() -> SQL expressions over the order's row `o` (text, or cast to it) naming what else
+# the order's pages read: the app's rows of that order (orders.versions).
+order_version_parts: Hooks[Callable[[], list[str]]] = Hooks()

@@ -1,11 +1,12 @@
 import secrets
+from collections.abc import Callable
 from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, JsonResponse, QueryDict
+from django.http import Http404, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -28,7 +29,9 @@ from orders.services import (
     quote_build,
 )
 from orders.stock import gpus_with_availability
+from orders.versions import order_version, orders_version, versions_supported
 from rental.context_processors import language_links
+from rental.responsecache import cached_page
 
 # OrderError names service fields; the form calls the term `term` (it is also the query key).
 FORM_FIELD = {
@@ -247,12 +250,32 @@ def place_pending(request):
     return _place(request, gpu, form, quote, another=False, terms=terms)
 
 
+def order_answer(request, number: str, render_answer: Callable[[], HttpResponse]):
+    """The answer about the customer's own order `number`, from the cache while the order's
+    version stays the same (orders.versions); a 404 for anyone else's, as before."""
+    if not versions_supported():
+        return render_answer()
+    version = order_version(user=request.user, number=number)
+    if version is None:
+        raise Http404
+    return cached_page(
+        request, version=f"order-{version.order_id}-{version.digest}", render=render_answer
+    )
+
+
 @login_required
 def order_list(request):
-    page = Paginator(selectors.orders_for_user(user=request.user), 20).get_page(
-        request.GET.get("page")
+    def render_list():
+        page = Paginator(selectors.orders_for_user(user=request.user), 20).get_page(
+            request.GET.get("page")
+        )
+        return render(request, "orders/order_list.html", {"page": page})
+
+    if not versions_supported():
+        return render_list()
+    return cached_page(
+        request, version=f"orders-{orders_version(user=request.user)}", render=render_list
     )
-    return render(request, "orders/order_list.html", {"page": page})
 
 
 def order_page(
@@ -271,14 +294,25 @@ def order_page(
 
 @login_required
 def order_detail(request, number):
-    return order_page(request, selectors.order_for_user_or_404(user=request.user, number=number))
+    return order_answer(
+        request,
+        number,
+        lambda: order_page(
+            request, selectors.order_for_user_or_404(user=request.user, number=number)
+        ),
+    )
 
 
 @login_required
 def order_status(request, number):
     """The live parts of the order page (status, timeline, events), polled by htmx."""
-    order = selectors.order_for_user_or_404(user=request.user, number=number)
-    return render(request, "orders/_status_poll.html", selectors.order_page_context(order=order))
+
+    def render_status():
+        order = selectors.order_for_user_or_404(user=request.user, number=number)
+        context = selectors.order_page_context(order=order)
+        return render(request, "orders/_status_poll.html", context)
+
+    return order_answer(request, number, render_status)
 
 
 @login_required

@@ -20,6 +20,7 @@ class PaymentsConfig(AppConfig):
             order_payment_watch_passed,
         )
         from payments.services import order_invoices_close
+        from payments.versions import order_payment_version_parts
         from payments.views import PAYMENT_SECTION, order_payment_section
         from rental.health import readiness_checks
 
@@ -32,4 +33,5 @@ class PaymentsConfig(AppConfig):
         hooks.cancel_records.register("payments", order_invoices_close)
         hooks.admin_sections.register("payments", order_admin_payment_section)
         hooks.email_sections.register(PAYMENT_SECTION, order_payment_email_section)
+        hooks.order_version_parts.register("payments", order_payment_version_parts)
         readiness_checks.register("chain", chains_health)

@@ -1,15 +1,13 @@
-import functools
 import os
 
 import pytest
-import redis
 from django.conf import settings
 
-from catalog.pagecache import forget_served_pages
 from payments.models import Asset, Chain
 from payments.services import chain_cursor_start
 from tests.accounts.two_factor import SecondFactorClient
 from tests.api.receiver import receiver_start
+from tests.cache import cache_empty
 from tests.factories import EnvironmentFactory, GpuModelFactory, UserFactory
 from tests.payments.helpers import rate_fresh
 from tests.services import unreachable
@@ -45,21 +43,10 @@ def pytest_sessionstart(session):
         pytest.exit("\n".join(problems), returncode=3)
 
 
-@functools.cache
-def _cache_server() -> redis.Redis:
-    return redis.Redis.from_url(settings.CACHES["default"]["LOCATION"])
-
-
 @pytest.fixture(autouse=True)
 def _clear_cache():
-    # Rate-limit counters and cached pages live in the Redis cache, cached pages also in
-    # this process: each test starts with none. Only this process's keys: cache.clear()
-    # would empty the whole database under another xdist worker's running test.
-    server = _cache_server()
-    keys = list(server.scan_iter(match=f"{settings.CACHES['default']['KEY_PREFIX']}:*"))
-    if keys:
-        server.delete(*keys)
-    forget_served_pages()
+    # Rate-limit counters and stored pages: each test starts with none.
+    cache_empty()
     yield
 
 

@@ -8,6 +8,7 @@ from rest_framework.response import Response
 
 from api.selectors import api_environments, api_gpus
 from api.views.base import ApiView
+from catalog.pagecache import catalog_value
 
 GPU_EXAMPLE = {
     "slug": "h100-sxm",
@@ -92,7 +93,9 @@ class GpuListApi(ApiView):
         tags=["catalog"],
     )
     def get(self, request):
-        return Response(GpuOutputSerializer(api_gpus(), many=True).data)
+        # Live stock and prices change only with the catalog's version (catalog.pagecache).
+        gpus = catalog_value("api:gpus", lambda: GpuOutputSerializer(api_gpus(), many=True).data)
+        return Response(gpus)
 
 
 class GpuDetailApi(ApiView):

@@ -1,5 +1,7 @@
 """Quotes and orders: the partner's side of the configurator and of the account pages."""
 
+import hashlib
+import json
 import re
 from collections.abc import Callable
 
@@ -29,10 +31,13 @@ from api.services import (
 )
 from api.views.base import ApiView
 from catalog.models import TERMS, Environment
+from catalog.pagecache import catalog_value
 from orders.consent import TermsAcceptance
 from orders.models import OrderEvent, OrderStatus
 from orders.services import MAX_ENVIRONMENT_DETAILS, MAX_QUANTITY, order_cancel, quote_build
+from orders.versions import order_version, versions_supported
 from payments.services import payment_claim_rate_limited, payment_claim_record
+from rental.responsecache import cached_data
 
 Actor = OrderEvent.Actor
 
@@ -183,7 +188,14 @@ class QuoteApi(ApiView):
         tags=["orders"],
     )
     def post(self, request):
-        serializer = ConfigurationInputSerializer(data=request.data)
+        key = _plain_quote_key(request.data)
+        if key is None:
+            return Response(self._quote(request.data))
+        # A refused configuration raises before anything is stored: only prices are kept.
+        return Response(catalog_value(f"api:quote:{key}", lambda: self._quote(request.data)))
+
+    def _quote(self, body) -> dict:
+        serializer = ConfigurationInputSerializer(data=body)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         gpu = data["gpu"]  # read with its live stock (api_gpus): no second stock query
@@ -192,7 +204,23 @@ class QuoteApi(ApiView):
             available_units=gpu.available_units,
             largest_free_block=gpu.largest_free_block,
         )
-        return Response(self.OutputSerializer(quote).data)
+        return self.OutputSerializer(quote).data
+
+
+QUOTE_FIELDS = frozenset({"gpu", "environment", "quantity", "term_days", "environment_details"})
+
+
+def _plain_quote_key(body) -> str | None:
+    """The cache key of a quote that depends on the catalog alone, else None.
+
+    A custom environment's description is free text: quotes that carry one are priced afresh,
+    so that no sender can fill the cache (valid configurations are few: GPUs x environments x
+    quantities x terms)."""
+    if not isinstance(body, dict) or not set(body) <= QUOTE_FIELDS:
+        return None
+    if body.get("environment_details"):
+        return None
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
 IDEMPOTENCY_PARAMETER = OpenApiParameter(
@@ -365,7 +393,16 @@ class OrderDetailApi(ApiView):
         tags=["orders"],
     )
     def get(self, request, number: str):
-        return Response(OrderOutputSerializer(order_or_404(request, number)).data)
+        def data():
+            return OrderOutputSerializer(order_or_404(request, number)).data
+
+        if not versions_supported():
+            return Response(data())
+        version = order_version(user=request.user, number=number)
+        if version is None:
+            raise Http404
+        digest = f"order-{version.order_id}-{version.digest}"
+        return Response(cached_data(request, version=digest, compute=data))
 
 
 class OrderCancelApi(ApiView):

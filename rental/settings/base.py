@@ -94,6 +94,8 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.i18n",
                 "rental.context_processors.site",
+                # Last, so that a page rendered to be stored holds no CSRF token.
+                "rental.responsecache.csrf_placeholder",
             ],
         },
     },
@@ -122,7 +124,7 @@ REDIS_CACHE_URL = env("REDIS_CACHE_URL", default="")
 if REDIS_CACHE_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "rental.cache.RedisCache",
             "LOCATION": REDIS_CACHE_URL,
         }
     }

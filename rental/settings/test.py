@@ -16,7 +16,7 @@ CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=f"{REDIS_URL}/{_broker_db}"
 CELERY_RESULT_BACKEND = env("CELERY_RESULT_BACKEND", default=f"{REDIS_URL}/{_broker_db}")
 CACHES = {
     "default": {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "BACKEND": "rental.cache.RedisCache",
         "LOCATION": f"{REDIS_URL}/{_cache_db}",
         "KEY_PREFIX": "test",
     }

@@ -1,0 +1,63 @@
+"""API keys verified in the last few seconds, so a partner's busy software does not cost a
+query per request to read its key, its account and whether the address is verified.
+
+The rows' values are kept LIFETIME seconds under the key's SHA-256 (never the key itself, and
+never the account's password hash). Revoking a key, a password change and a staff edit of the
+account leave a "forgotten" mark in their place, at once and again after their transaction
+commits: a request that read the key just before cannot store it again over the mark
+(cache.add), so the next request reads the database and is refused at once.
+"""
+
+from collections.abc import Iterable
+
+from django.db import DEFAULT_DB_ALIAS, transaction
+
+from accounts.models import ApiKey, User
+from rental.cachesafe import cache_add, cache_get, cache_set_many
+
+LIFETIME = 10  # seconds
+FORGOTTEN = "forgotten"
+_KEY_FIELDS = [field.attname for field in ApiKey._meta.concrete_fields]
+# Left out, so never loaded: the password hash (read from the database if ever needed).
+_USER_FIELDS = [field.attname for field in User._meta.concrete_fields if field.name != "password"]
+
+
+def _cache_key(key_hash: str) -> str:
+    return f"api-key:{key_hash}"
+
+
+def api_key_remembered(*, key_hash: str) -> ApiKey | None:
+    """The key stored by api_key_remember, with its account and `user_email_verified`."""
+    values = cache_get(_cache_key(key_hash))
+    if values is None or values == FORGOTTEN:
+        return None
+    key_values, user_values, email_verified = values
+    api_key = ApiKey.from_db(DEFAULT_DB_ALIAS, _KEY_FIELDS, key_values)
+    api_key.user = User.from_db(DEFAULT_DB_ALIAS, _USER_FIELDS, user_values)
+    api_key.user_email_verified = email_verified  # type: ignore[attr-defined]
+    return api_key
+
+
+def api_key_remember(*, api_key: ApiKey) -> None:
+    """Keep a key read from the database (with its account and `user_email_verified`)."""
+    values = (
+        [getattr(api_key, name) for name in _KEY_FIELDS],
+        [getattr(api_key.user, name) for name in _USER_FIELDS],
+        api_key.user_email_verified,  # type: ignore[attr-defined]
+    )
+    cache_add(_cache_key(api_key.key_hash), values, LIFETIME)
+
+
+def api_keys_forget(*, key_hashes: Iterable[str]) -> None:
+    """Stop serving these keys from the cache: now, and again once the current transaction
+    commits (a request that read them meanwhile finds the mark and stores nothing)."""
+    marks = {_cache_key(key_hash): FORGOTTEN for key_hash in key_hashes}
+    if marks:
+        # Unreachable, the cache serves nothing either; what it held ends with LIFETIME.
+        cache_set_many(marks, LIFETIME)
+        transaction.on_commit(lambda: cache_set_many(marks, LIFETIME))
+
+
+def user_api_keys_forget(*, user: User) -> None:
+    """Every key of the account (its state, address or password changed)."""
+    api_keys_forget(key_hashes=ApiKey.objects.filter(user=user).values_list("key_hash", flat=True))

@@ -1,0 +1,24 @@
+"""The shared cache as a test starts it: empty, in this process's keys only."""
+
+import functools
+
+import redis
+from django.conf import settings
+
+from catalog.pagecache import forget_served_pages
+
+
+@functools.cache
+def _cache_server() -> redis.Redis:
+    return redis.Redis.from_url(settings.CACHES["default"]["LOCATION"])
+
+
+def cache_empty() -> None:
+    """Rate-limit counters and stored pages and answers gone, here and in Redis. Only this
+    process's keys: cache.clear() would empty the whole database under another xdist
+    worker's running test."""
+    server = _cache_server()
+    keys = list(server.scan_iter(match=f"{settings.CACHES['default']['KEY_PREFIX']}:*"))
+    if keys:
+        server.delete(*keys)
+    forget_served_pages()
