@@ -20,7 +20,12 @@ from payments.models import (
     ScanCursor,
     Transfer,
 )
-from payments.queue import claim_queue_cases, flag_label, invoice_queue_cases
+from payments.queue import (
+    claim_queue_cases,
+    flag_label,
+    invoice_queue_cases,
+    invoice_status_label,
+)
 from payments.rates import RateRefused, rate_manual_check, rate_set_manually
 
 # Registers the refunds' admin (payments/refunds/admin.py) with the rest of payments.
@@ -163,7 +168,7 @@ class ReasonForm(forms.Form):
 
 @admin.register(Invoice)
 class InvoiceAdmin(AppendOnlyAdmin):
-    list_display = ["order", "asset", "status", "due", "received", "flag_list", "created_at"]
+    list_display = ["order", "asset", "status_shown", "due", "received", "flag_list", "created_at"]
     list_filter = [queue_filter(invoice_queue_cases), "status", *Invoice.FLAGS, "asset"]
     search_fields = ["order__number", "deposit_address"]
     list_select_related = ["order", "asset"]
@@ -175,6 +180,10 @@ class InvoiceAdmin(AppendOnlyAdmin):
 
     def has_add_permission(self, request):
         return False
+
+    @admin.display(description=_("status"), ordering="status")
+    def status_shown(self, invoice):
+        return invoice_status_label(invoice)
 
     @admin.display(description=_("due"))
     def due(self, invoice):
@@ -309,6 +318,7 @@ class InvoiceRecords:
     due: str
     received: str
     flags: list[str]
+    status: str  # in words
     transfers: list[tuple[TransferProgress, str]]  # with the amount in words
 
 
@@ -321,12 +331,16 @@ def order_admin_payment_section(*, order: Order) -> PageSection:
             due=_in_units(invoice.amount_due, invoice.asset),
             received=_in_units(invoice.amount_received, invoice.asset),
             flags=[flag_label(flag) for flag in invoice.flags],
+            status=invoice_status_label(invoice),
             transfers=[
                 (item, _in_units(item.transfer.amount, invoice.asset))
                 for item in transfers_with_confirmations(invoice=invoice)
             ],
         )
-        for invoice in invoices_with_progress().filter(order=order).order_by("created_at")
+        for invoice in invoices_with_progress()
+        .filter(order=order)
+        .select_related("order")
+        .order_by("created_at")
     ]
     return PageSection(
         template="payments/admin/_order_payments.html",

@@ -1,10 +1,12 @@
 """The payment cases of the staff's "to handle" queue (backoffice): flagged invoices, "I've
 paid" claims with nothing received, refunds owed. One condition each, shared by the queue's
-counts and the admin lists' filters."""
+counts and the admin lists' filters. And how staff read an invoice: its flags and status."""
 
 from datetime import datetime, timedelta
 
 from django.db.models import Exists, OuterRef, Q
+from django.utils.formats import date_format
+from django.utils.timezone import localtime
 from django.utils.translation import gettext_lazy as _
 
 from orders.models import OrderStatus
@@ -23,6 +25,17 @@ QUEUE_FLAGS = ("underpaid", "overpaid", "paid_late", "wrong_asset", "multiple")
 def flag_label(flag: str) -> str:
     """An invoice flag in words, in the active language."""
     return str(next(field.verbose_name for field in Invoice._meta.fields if field.name == flag))
+
+
+def invoice_status_label(invoice: Invoice) -> str:
+    """An invoice's status in words, as staff need it: an open invoice of an expired order is
+    not waiting for the customer any more, but a late payment still counts (it may revive the
+    order while its GPUs are free) until the watch ends. Reads `invoice.order`."""
+    if invoice.status == Invoice.Status.OPEN and invoice.order.status == OrderStatus.EXPIRED:
+        return str(_("Expired, watched for a late payment until %(until)s")) % {
+            "until": date_format(localtime(invoice.monitor_until), "SHORT_DATETIME_FORMAT")
+        }
+    return invoice.get_status_display()
 
 
 def invoice_queue_cases() -> list[QueueCase]:

@@ -1,9 +1,11 @@
 """A cancelled order's open invoice closes with it, in the same transaction; an expired
-order's stays open, so a late payment still revives the order while its units are free."""
+order's stays open, so a late payment still revives the order while its units are free; staff
+read it as expired and still watched."""
 
 from datetime import timedelta
 
 import pytest
+from django.urls import reverse
 from django.utils import timezone
 
 from orders.models import OrderEvent, OrderStatus
@@ -69,3 +71,17 @@ def test_an_expired_orders_invoice_stays_open_and_a_late_payment_revives_it(usdc
     assert invoice.order.status == OrderStatus.CONFIRMING
     assert invoice.paid_late
     assert Transfer.objects.get(invoice=invoice).disposition == Transfer.Disposition.CREDIT
+
+
+def test_staff_read_an_expired_orders_invoice_as_expired_and_still_watched(client, staff, usdc):
+    invoice = order_with_invoice(usdc)
+    deadline_at(invoice, timezone.now() - timedelta(minutes=1))
+    order_transition(order=invoice.order, to=OrderStatus.EXPIRED, actor=OrderEvent.Actor.SYSTEM)
+    client.force_login(staff)
+    pages = [
+        reverse("admin:payments_invoice_changelist"),
+        reverse("admin:orders_order_change", args=[invoice.order.pk]),
+    ]
+    for url in pages:
+        page = client.get(url, HTTP_ACCEPT_LANGUAGE="fr").content.decode()
+        assert "Expirée, surveillée pour un paiement tardif jusqu" in page, url
