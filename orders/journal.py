@@ -15,6 +15,7 @@ from django.utils.translation import pgettext
 
 from catalog.formatting import money
 from orders.models import Order, OrderStatus
+from orders.slots import slots_by_host
 
 S = OrderStatus
 # A journal entry describes a rental that was paid for: before that there is nothing to link
@@ -23,12 +24,13 @@ JOURNAL_STATUSES = frozenset({S.PAID, S.PROVISIONING, S.ACTIVE, S.COMPLETED})
 
 
 def order_slots_display(*, order: Order) -> str:
-    """The host and GPU slots the rental runs on, in one line ('' while not assigned).
-
-    Slots are not recorded per order yet: until they are, the host the customer connects to
-    is what ties a run to its machine.
-    """
-    return order.access_host
+    """The hosts and GPU slots the rental runs (or ran) on, in one line: "gpu-par-1: GPU 0, 1"
+    ('' while it holds none). One query."""
+    grouped = slots_by_host(order.slot_holds.select_related("host"))
+    return "; ".join(
+        f"{host}: GPU {', '.join(str(index) for index in indices)}"
+        for host, indices in grouped.items()
+    )
 
 
 @dataclass(frozen=True)
@@ -47,9 +49,9 @@ class JournalCard:
 
 
 def order_journal(*, order: Order) -> JournalCard | None:
-    """The order's journal card; None until it is paid. Uses no query beyond the order's GPU
-    and environment (selected with it by the order selectors). An extension has none: its
-    rental's card is the one that ran."""
+    """The order's journal card; None until it is paid. Uses one query (its slots) beyond the
+    order's GPU and environment (selected with it by the order selectors). An extension has
+    none: its rental's card is the one that ran."""
     if order.status not in JOURNAL_STATUSES or order.is_extension:
         return None
     return JournalCard(

@@ -264,7 +264,9 @@ def test_the_order_gives_its_end_and_its_journal_card(api, customer, gpu):
     body = api.get(f"/api/v1/orders/{order.number}/").json()
     assert parse_datetime(body["ends_at"]) == order.ends_at
     assert body["journal"] == journal_data(order_journal(order=order))
-    assert body["journal"]["host_and_slots"] == "gpu-12.example.net"
+    (hold,) = order.slot_holds.all()
+    assert body["journal"]["host_and_slots"] == f"{hold.host.name}: GPU {hold.index}"
+    assert body["slots"] == [{"host": hold.host.name, "gpus": [hold.index]}]
 
 
 def test_an_unpaid_order_has_no_journal_and_no_end_yet(api, customer, gpu):

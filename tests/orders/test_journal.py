@@ -9,9 +9,10 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone, translation
 
+from orders.hosts import SlotHold
 from orders.journal import journal_data, journal_markdown, journal_text, order_journal
 from orders.models import OrderStatus
-from tests.factories import OrderFactory
+from tests.factories import HostFactory, OrderFactory
 
 pytestmark = pytest.mark.django_db
 S = OrderStatus
@@ -22,8 +23,8 @@ DETAILS = "nvcr.io/nvidia/pytorch:24.05-py3\npip install ```flash-attn```"
 
 @pytest.fixture
 def rental(customer, gpu, custom_environment):
-    """A finished week on two H100 with a custom image."""
-    return OrderFactory(
+    """A finished week on two H100 of one host with a custom image."""
+    order = OrderFactory(
         number="LG-JRNL-0001",
         user=customer,
         gpu=gpu,
@@ -35,11 +36,18 @@ def rental(customer, gpu, custom_environment):
         ends_at=STARTED + timedelta(days=7),
         access_host="gpu-12.example.net",
     )
+    host = HostFactory(name="gpu-par-12", gpu=gpu)
+    released = STARTED + timedelta(days=7)
+    for index in (2, 3):
+        SlotHold.objects.create(
+            order=order, host=host, index=index, held_at=STARTED, released_at=released
+        )
+    return order
 
 
 EXPECTED_TEXT = f"""Order: LG-JRNL-0001
 GPU: 2 {TIMES} NVIDIA H100 SXM 80 GB
-Host and slots: gpu-12.example.net
+Host and slots: gpu-par-12: GPU 2, 3
 Environment: Custom
 Start: 2026-03-04 09:15 UTC (2026-03-04 10:15 Europe/Paris)
 End: 2026-03-11 09:15 UTC (2026-03-11 10:15 Europe/Paris)
@@ -51,7 +59,7 @@ Your image or requirements:
 EXPECTED_MARKDOWN = f"""### Order LG-JRNL-0001
 
 - **GPU**: 2 {TIMES} NVIDIA H100 SXM 80 GB
-- **Host and slots**: gpu-12.example.net
+- **Host and slots**: gpu-par-12: GPU 2, 3
 - **Environment**: Custom
 - **Start**: 2026-03-04 09:15 UTC (2026-03-04 10:15 Europe/Paris)
 - **End**: 2026-03-11 09:15 UTC (2026-03-11 10:15 Europe/Paris)
@@ -69,7 +77,7 @@ EXPECTED_DATA = {
     "gpu": "h100-sxm",
     "gpu_name": "NVIDIA H100 SXM 80 GB",
     "gpu_count": 2,
-    "host_and_slots": "gpu-12.example.net",
+    "host_and_slots": "gpu-par-12: GPU 2, 3",
     "environment": "custom",
     "environment_details": DETAILS,
     "term_days": 7,
@@ -145,10 +153,11 @@ def test_an_unpaid_order_has_no_card_yet(client, customer, gpu, pytorch):
     assert client.get(f"/en/account/orders/{order.number}/journal.json").status_code == 404
 
 
-def test_an_active_rental_not_yet_on_a_host_says_so(customer, gpu, pytorch):
+def test_a_paid_rental_not_started_yet_names_its_slots_and_says_so(customer, gpu, pytorch):
     order = OrderFactory(user=customer, gpu=gpu, environment=pytorch, status=S.PAID)
+    (hold,) = order.slot_holds.select_related("host")
     with translation.override("en"):
         text = journal_text(order_journal(order=order))
-    assert "Host and slots: not assigned yet" in text
+    assert f"Host and slots: {hold.host.name}: GPU {hold.index}" in text
     assert "Start: not started yet" in text
     assert "End: 7 days after the start" in text
