@@ -67,7 +67,9 @@ class SecondFactorMiddleware:
         ):
             return None
         enabled = two_factor_enabled(user=user)
-        if match.namespace == "admin" and user.is_staff and not enabled:
+        # Every page under /admin/: the admin site's own and the cockpit's dashboard beside it.
+        staff_page = match.namespace == "admin" or match.route.startswith("admin/")
+        if staff_page and user.is_staff and not enabled:
             target = "accounts:two_factor_enrol"
         elif enabled:
             target = "accounts:two_factor_verify"

@@ -24,12 +24,12 @@ VERIFY = "/account/security/verify/"
 
 
 def admin_pages() -> list[str]:
-    """The admin's index and the changelist of every model it shows."""
+    """The admin's index, its dashboard and the changelist of every model it shows."""
     changelists = [
         reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist")
         for model in admin.site._registry
     ]
-    return [reverse("admin:index"), *changelists]
+    return [reverse("admin:index"), reverse("backoffice_dashboard"), *changelists]
 
 
 def recovery_codes_in(response) -> list[str]:
