@@ -288,3 +288,17 @@ def test_the_admin_never_shows_an_authenticator_key_nor_a_recovery_code(client, 
         assert page.status_code == 200, url
         body = page.content.decode()
         assert device.key not in body and code not in body, url
+
+
+def test_you_are_logged_in_is_said_after_the_code_not_before(client, customer, password):
+    device = authenticator_for(customer)
+    welcome = f"Hello {customer.first_name}, you are logged in."
+
+    asked = client.post(
+        "/en/accounts/login/", {"login": customer.email, "password": password}, follow=True
+    )
+    assert VERIFY in asked.redirect_chain[-1][0]
+    assert welcome not in asked.content.decode()
+
+    verified = client.post("/en" + VERIFY, {"code": totp_code(device)}, follow=True)
+    assert welcome in verified.content.decode()
