@@ -10,6 +10,9 @@ from django.utils.translation import ngettext
 
 from accounts.mail import mail_queue
 from accounts.services import account_password_changed
+from accounts.two_factor import two_factor_enabled
+
+LOGGED_IN_MESSAGE = "account/messages/logged_in.txt"
 
 
 class AccountAdapter(DefaultAccountAdapter):
@@ -24,6 +27,24 @@ class AccountAdapter(DefaultAccountAdapter):
             **context,
         }
         mail_queue(message=self.render_mail(template_prefix, email, context))
+
+    def add_message(
+        self,
+        request,
+        level: int,
+        message_template: str | None = None,
+        message_context: dict | None = None,
+        extra_tags: str = "",
+        message: str | None = None,
+    ) -> None:
+        # After the password of an account with a second factor, the code is still to come:
+        # "you are logged in" would be wrong there; the verify page says it once it is true.
+        # (Right after login() request.user is the bare user, without django-otp's check.)
+        user = request.user
+        verified = getattr(user, "is_verified", lambda: False)()
+        if message_template == LOGGED_IN_MESSAGE and not verified and two_factor_enabled(user=user):
+            return
+        super().add_message(request, level, message_template, message_context, extra_tags, message)
 
     def _get_login_attempts_cache_key(self, request, **credentials) -> str:
         # allauth keys the "per key" failed-login limit on the e-mail alone, and its per-IP

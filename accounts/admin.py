@@ -10,7 +10,7 @@ from django_otp.plugins.otp_static.models import StaticDevice
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from accounts.apikeycache import user_api_keys_forget
-from accounts.models import User
+from accounts.models import AuthenticatorApp, RecoveryCodes, User
 from rental.admin import ReadOnlyAdmin
 
 
@@ -192,6 +192,7 @@ class SecondFactorDeviceAdmin(ReadOnlyAdmin):
         return device.confirmed
 
 
-for device_model in (TOTPDevice, StaticDevice):
-    admin.site.unregister(device_model)
-    admin.site.register(device_model, SecondFactorDeviceAdmin)
+# Under the accounts' section and the staff's words, not django-otp's two English sections.
+for otp_model, named_model in ((TOTPDevice, AuthenticatorApp), (StaticDevice, RecoveryCodes)):
+    admin.site.unregister(otp_model)
+    admin.site.register(named_model, SecondFactorDeviceAdmin)

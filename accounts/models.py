@@ -6,6 +6,8 @@ from django.contrib.auth.models import AbstractUser, BaseUserManager
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils.translation import gettext_lazy as _
+from django_otp.plugins.otp_static.models import StaticDevice
+from django_otp.plugins.otp_totp.models import TOTPDevice
 from stdnum.eu import vat as eu_vat
 from stdnum.exceptions import ValidationError as NumberInvalid
 
@@ -229,3 +231,22 @@ class SshKey(models.Model):
     def kind(self) -> str:
         """ED25519, ECDSA or RSA, as `ssh-keygen -l` names it."""
         return ssh_key_kind(self.public_key.split(" ", 1)[0])
+
+
+class AuthenticatorApp(TOTPDevice):
+    """django-otp's authenticator device under a name staff read in their language (its own
+    model is called "TOTP device", in English, in an admin section named after the app)."""
+
+    class Meta:
+        proxy = True
+        verbose_name = _("authenticator app")
+        verbose_name_plural = _("authenticator apps")
+
+
+class RecoveryCodes(StaticDevice):
+    """django-otp's "static device": an account's recovery codes."""
+
+    class Meta:
+        proxy = True
+        verbose_name = _("recovery codes")
+        verbose_name_plural = _("recovery codes")

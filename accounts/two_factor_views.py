@@ -23,6 +23,7 @@ from django_otp import DEVICE_ID_SESSION_KEY
 from django_otp import login as otp_login
 from django_otp.plugins.otp_static.models import StaticDevice
 
+from accounts.adapter import LOGGED_IN_MESSAGE
 from accounts.forms import SecondFactorCodeForm
 from accounts.ssh_key_views import safe_next_url
 from accounts.two_factor import (
@@ -167,6 +168,9 @@ def two_factor_verify(request):
         device, status = _code_tried(request, form, partial(second_factor_check, user=user))
         if device:
             _session_verified(request, device)
+            get_adapter(request).add_message(
+                request, messages.SUCCESS, LOGGED_IN_MESSAGE, {"user": user}
+            )
             if isinstance(device, StaticDevice):
                 left = recovery_codes_left(user=user)
                 message = ngettext(

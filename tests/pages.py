@@ -74,6 +74,7 @@ def customer_pages(*, devnet, customer) -> dict[str, str]:
         "order-active": f"/{{lang}}/account/orders/{rental.number}/",
         "order-stop": f"/{{lang}}/account/orders/{rental.number}/stop/",
         "order-extension": f"/{{lang}}/account/orders/{extension.number}/",
+        "invoices": "/{lang}/account/invoices/",  # the paid order's invoice in it
     }
 
 

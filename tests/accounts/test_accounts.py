@@ -45,6 +45,25 @@ def test_a_visitor_signs_up_with_names_email_and_password_then_the_code(client, 
 
 
 @pytest.mark.parametrize(
+    ("lang", "subject", "words"),
+    [
+        ("fr", "[LocaGPU] Confirmez votre adresse e-mail", "le code qui confirme l\u2019adresse"),
+        ("en", "[LocaGPU] Confirm your e-mail address", "the code that confirms"),
+    ],
+)
+def test_the_signup_mail_calls_its_code_a_confirmation_code(
+    client, lang, subject, words, worker_runs
+):
+    with worker_runs():
+        _signup(client, lang)
+    message = last_mail_to("ada@example.com")
+    assert message.subject == subject
+    assert f"{words} ada@example.com" in message.body
+    # Not allauth's "login code" given by "user ada@example.com" (the reader themself).
+    assert "connexion" not in message.body and "user ada" not in message.body
+
+
+@pytest.mark.parametrize(
     ("lang", "words"),
     [("fr", ["Confirmez votre adresse e-mail", "Code"]), ("en", ["Confirm your e-mail", "Code"])],
 )

@@ -280,11 +280,37 @@ def test_the_admin_never_shows_an_authenticator_key_nor_a_recovery_code(client, 
     client.force_login(staff)
     recovery = StaticDevice.objects.get(user=colleague)
     pages = [
-        f"/admin/otp_totp/totpdevice/{device.pk}/change/",
-        f"/admin/otp_static/staticdevice/{recovery.pk}/change/",
+        f"/admin/accounts/authenticatorapp/{device.pk}/change/",
+        f"/admin/accounts/recoverycodes/{recovery.pk}/change/",
     ]
     for url in pages:
         page = client.get(url)
         assert page.status_code == 200, url
         body = page.content.decode()
         assert device.key not in body and code not in body, url
+
+
+def test_the_french_admin_names_second_factors_and_payment_requests_in_french(client, staff):
+    client.force_login(staff)
+    home = client.get("/admin/", HTTP_ACCEPT_LANGUAGE="fr").content.decode()
+    for name in ("Applications d\u2019authentification", "Codes de secours"):
+        assert name in home, name
+    # Not django-otp's English sections.
+    assert "OTP_" not in home and "devices" not in home
+    # The crypto payment requests are not "Factures" beside the real ones (billing).
+    assert 'href="/admin/payments/invoice/">Demandes de paiement<' in home
+    assert 'href="/admin/billing/billingdocument/">Factures et avoirs<' in home
+
+
+def test_you_are_logged_in_is_said_after_the_code_not_before(client, customer, password):
+    device = authenticator_for(customer)
+    welcome = f"Hello {customer.first_name}, you are logged in."
+
+    asked = client.post(
+        "/en/accounts/login/", {"login": customer.email, "password": password}, follow=True
+    )
+    assert VERIFY in asked.redirect_chain[-1][0]
+    assert welcome not in asked.content.decode()
+
+    verified = client.post("/en" + VERIFY, {"code": totp_code(device)}, follow=True)
+    assert welcome in verified.content.decode()

@@ -1,6 +1,7 @@
 """The admin home's "to handle" queue: one fixture per case, each counted once, nothing else
 counted, each link opening a list of exactly that case; the counts take one query per model."""
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -103,6 +104,10 @@ def test_the_admin_home_shows_the_queue_with_links(client, staff, cases):
     assert 'data-testid="todo-queue"' in page
     for entry in queue_entries():
         assert f'href="{entry.url}"' in page
+    # Each line starts with a capital, the payment flags ("underpaid"...) as the others.
+    labels = re.findall(r'<th scope="row"><a href="[^"]+">([^<]+)</a>', page)
+    assert len(labels) == len(queue_entries())
+    assert all(label[0].isupper() or not label[0].isalpha() for label in labels), labels
 
 
 def test_the_counts_take_one_query_per_model(cases, django_assert_num_queries):
