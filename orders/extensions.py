@@ -182,6 +182,8 @@ def extension_page_context(*, order: Order) -> dict:
     offerable = order.status in EXTENDABLE_STATUSES
     return {
         "extensions": extensions,
+        # The days paid extensions add to the term (the configuration shows both).
+        "extended_days": sum(each.term_days for each in extensions if each.status == S.PAID),
         "extension_offers": extension_offers(rental=order) if offerable and not refusal else [],
         "extension_refusal": refusal if offerable else None,
         "extendable": offerable,

@@ -260,6 +260,17 @@ def test_the_rental_page_offers_the_three_terms_priced_at_todays_rates(client, c
         assert f'data-testid="extend-{days}">+{days} jours · {total}\u00a0€' in page
 
 
+def test_the_rental_page_counts_the_days_its_paid_extensions_add(client, customer, gpu):
+    rental = _active(customer, gpu, left=timedelta(days=2))
+    client.force_login(customer)
+    url = f"/fr/account/orders/{rental.number}/"
+    assert 'data-testid="extended-days"' not in client.get(url).content.decode()
+    _pay(extension_create(rental=rental, user=customer, term_days=7))
+    extension_create(rental=rental, user=customer, term_days=3)  # not paid: not counted
+    page = client.get(url).content.decode()
+    assert '<span data-testid="extended-days">+ 7 jours de prolongation</span>' in page
+
+
 def test_extending_on_the_page_leads_to_the_extensions_payment(client, customer, gpu, usdc):
     rental = _active(customer, gpu, left=timedelta(days=2))
     client.force_login(customer)
