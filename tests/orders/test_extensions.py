@@ -6,6 +6,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.conf import settings
 from django.core import mail
 from django.utils import timezone
 
@@ -324,3 +325,6 @@ def test_the_customer_is_told_of_the_extension_to_pay_and_of_its_expiry(customer
     ]
     assert "3 jours de plus" in mail.outbox[0].body
     assert "se termine comme prévu" in mail.outbox[1].body
+    assert f"Votre prolongation : {settings.SITE_URL}/fr/account/orders/{extension.number}/" in (
+        mail.outbox[0].body
+    )
