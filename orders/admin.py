@@ -327,15 +327,5 @@ class OrderEventAdmin(ReasonInWords, HistoryIsReadOnly, AppendOnlyAdmin):
     list_filter = ["kind", "actor", "new_status"]
     search_fields = ["order__number"]
     list_select_related = ["order", "actor_user"]
-    fields = [
-        "order",
-        "created_at",
-        "kind",
-        "old_status",
-        "new_status",
-        "actor",
-        "actor_user",
-        "reason_display",
-        "data",
-    ]
+    fields = [*list_display, "data"]
     readonly_fields = fields
