@@ -9,11 +9,13 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from django.db.models import Prefetch, prefetch_related_objects
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import pgettext
 
 from catalog.formatting import money
+from orders.hosts import SlotHold
 from orders.models import Order, OrderStatus
 from orders.slots import slots_by_host
 
@@ -25,8 +27,12 @@ JOURNAL_STATUSES = frozenset({S.PAID, S.PROVISIONING, S.ACTIVE, S.COMPLETED})
 
 def order_slots_display(*, order: Order) -> str:
     """The hosts and GPU slots the rental runs (or ran) on, in one line: "gpu-par-1: GPU 0, 1"
-    ('' while it holds none). One query."""
-    grouped = slots_by_host(order.slot_holds.select_related("host"))
+    ('' while it holds none). One query, none where the caller prefetched them (the API's
+    order selector does, for `slots`)."""
+    prefetch_related_objects(
+        [order], Prefetch("slot_holds", queryset=SlotHold.objects.select_related("host"))
+    )
+    grouped = slots_by_host(order.slot_holds.all())
     return "; ".join(
         f"{host}: GPU {', '.join(str(index) for index in indices)}"
         for host, indices in grouped.items()
@@ -49,9 +55,9 @@ class JournalCard:
 
 
 def order_journal(*, order: Order) -> JournalCard | None:
-    """The order's journal card; None until it is paid. Uses one query (its slots) beyond the
-    order's GPU and environment (selected with it by the order selectors). An extension has
-    none: its rental's card is the one that ran."""
+    """The order's journal card; None until it is paid. Uses at most one query (its slots)
+    beyond the order's GPU and environment (selected with it by the order selectors). An
+    extension has none: its rental's card is the one that ran."""
     if order.status not in JOURNAL_STATUSES or order.is_extension:
         return None
     return JournalCard(

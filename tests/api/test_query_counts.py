@@ -7,10 +7,11 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from orders.models import OrderEvent
+from orders.hosts import SlotHold
+from orders.models import OrderEvent, OrderStatus
 from payments.models import Transfer
 from tests.cache import cache_empty
-from tests.factories import GpuModelFactory
+from tests.factories import GpuModelFactory, OrderFactory
 from tests.payments.helpers import order_with_invoice
 
 pytestmark = pytest.mark.django_db
@@ -77,3 +78,16 @@ def test_an_order_runs_the_same_queries_whatever_its_history(api, customer, usdc
     # refunds, slots: one query each; stored, the version alone.
     assert _fresh_and_stored(lambda: api.get(url)) == few
     assert few[0] <= 10 and few[1] == 1
+
+
+def test_an_active_orders_slots_are_read_once_for_slots_and_the_journal(api, customer, gpu):
+    now = timezone.now()
+    order = OrderFactory(
+        user=customer, gpu=gpu, status=OrderStatus.ACTIVE, activated_at=now, ends_at=now
+    )
+    cache_empty()
+    with CaptureQueriesContext(connection) as queries:
+        body = api.get(f"/api/v1/orders/{order.number}/").json()
+    assert body["slots"] and body["journal"]["host_and_slots"]
+    slot_table = SlotHold._meta.db_table
+    assert sum(f'"{slot_table}"' in query["sql"] for query in queries.captured_queries) == 1
