@@ -51,18 +51,22 @@ def _webhooks_by_endpoint(receiver) -> dict[str, list[tuple[str, str, str]]]:
     return sent
 
 
+def _place(customer, gpu, environment):
+    return order_create(
+        terms=accepted_terms(),
+        user=customer,
+        gpu=gpu,
+        environment=environment,
+        quantity=1,
+        term_days=7,
+    )
+
+
 def test_every_order_event_sends_one_email_and_one_webhook_per_subscribed_endpoint(
     customer, gpu, pytorch, endpoints, receiver, celery_eager, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        order = order_create(
-            terms=accepted_terms(),
-            user=customer,
-            gpu=gpu,
-            environment=pytorch,
-            quantity=1,
-            term_days=7,
-        )
+        order = _place(customer, gpu, pytorch)
     with django_capture_on_commit_callbacks(execute=True):
         assert orders_expire(now=order.payment_deadline + timedelta(seconds=1)) == 1
 
@@ -94,14 +98,7 @@ def test_an_event_committed_while_the_broker_is_down_is_sent_once_by_the_sweep(
     caplog,
 ):
     with broker_down(celery_eager), django_capture_on_commit_callbacks(execute=True):
-        order = order_create(
-            terms=accepted_terms(),
-            user=customer,
-            gpu=gpu,
-            environment=pytorch,
-            quantity=1,
-            term_days=7,
-        )
+        order = _place(customer, gpu, pytorch)
     event = OrderEvent.objects.get(order=order)
     assert event.dispatched_at is None
     assert f"order_event_dispatch_task({event.pk},) not queued" in caplog.text
