@@ -62,8 +62,16 @@ def _assert_each_transfer_credited_once(invoices, worker) -> None:
         assert events[(OrderEvent.Kind.STATUS, OrderStatus.PAID)] == 1
     keys = list(Transfer.objects.values_list("tx_hash", "log_index"))
     assert len(keys) == len(set(keys)) == len(invoices)
-    # One "payment received" e-mail per order, sent by the worker.
-    subjects = worker.emails_by_subject()
+    # One "payment received" e-mail per order, sent by the worker. It goes once the event's
+    # claim has committed (at most once), with the invoice's PDF rendered first: it may land
+    # a little after the claim the waits above saw.
+    numbers = [invoice.order.number for invoice in invoices]
+
+    def every_order_mailed():
+        subjects = worker.emails_by_subject()
+        return subjects if all(any(n in subject for subject in subjects) for n in numbers) else None
+
+    subjects = wait_until(every_order_mailed, timeout=30, what="each order's paid e-mail")
     for invoice in invoices:
         number = invoice.order.number
         assert sum(n for subject, n in subjects.items() if number in subject) == 1, subjects
