@@ -6,7 +6,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from accounts.two_factor import two_factor_enabled
+from accounts.two_factor import second_factor_on
 
 
 class TimeZoneMiddleware:
@@ -66,7 +66,7 @@ class SecondFactorMiddleware:
             or match.view_name in SECOND_FACTOR_FREE_VIEWS
         ):
             return None
-        enabled = two_factor_enabled(user=user)
+        enabled = second_factor_on(user)
         # Every page under /admin/: the admin site's own and the cockpit's dashboard beside it.
         staff_page = match.namespace == "admin" or match.route.startswith("admin/")
         if staff_page and user.is_staff and not enabled:

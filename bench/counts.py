@@ -28,8 +28,8 @@ def page_counts(page: Page, people: list[Person]) -> Counts:
     cookie = headers.pop("Cookie", None)
     content_type = headers.pop("Content-Type", "application/octet-stream")
     client = Client(SERVER_NAME="127.0.0.1")
-    if cookie:
-        name, value = cookie.split("=", 1)
+    for pair in cookie.split("; ") if cookie else []:
+        name, value = pair.split("=", 1)
         client.cookies[name] = value
 
     def get() -> int:

@@ -18,6 +18,7 @@ EVENTS = 4
 class Person:
     email: str
     session_key: str
+    csrf_cookie: str  # what a browser holds after its first page, sent back with every request
     api_key: str
     order_number: str
 
@@ -72,6 +73,13 @@ def _session_for(user) -> str:
     session[HASH_SESSION_KEY] = user.get_session_auth_hash()
     session.create()
     return session.session_key
+
+
+def _csrf_cookie() -> str:
+    from django.middleware.csrf import CSRF_ALLOWED_CHARS, CSRF_SECRET_LENGTH
+    from django.utils.crypto import get_random_string
+
+    return get_random_string(CSRF_SECRET_LENGTH, allowed_chars=CSRF_ALLOWED_CHARS)
 
 
 def _paying_order(user, *, gpu, environment, asset, deadline, index: int) -> str:
@@ -133,6 +141,7 @@ def people_create(count: int = PEOPLE) -> list[Person]:
             Person(
                 email=user.email,
                 session_key=_session_for(user),
+                csrf_cookie=_csrf_cookie(),
                 api_key=raw_key,
                 order_number=_paying_order(
                     user,

@@ -58,10 +58,11 @@ class Page:
 def _credentials(auth: str, person: Person) -> dict[str, str]:
     if auth == "key":
         return {"Authorization": f"Api-Key {person.api_key}"}
-    return {"Cookie": f"{SESSION_COOKIE}={person.session_key}"}
+    return {"Cookie": f"{SESSION_COOKIE}={person.session_key}; {CSRF_COOKIE}={person.csrf_cookie}"}
 
 
 SESSION_COOKIE = "sessionid"
+CSRF_COOKIE = "csrftoken"
 MAX_P99_MS = 100.0
 ORDER = "/fr/account/orders/{number}/"
 PAGES = [

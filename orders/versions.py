@@ -1,5 +1,8 @@
 """What an order's pages show, in one word: a digest of every row they read, computed by
-PostgreSQL in one query. The order page, its two polls and the API's order answer from the
+PostgreSQL in one query from where each row's current version lies: `xmin` (the transaction
+that wrote it) and `ctid` (its place, new at every update, also within one transaction). Any
+insert, update or delete of a row changes the digest, and reading it costs far less than
+turning whole rows into text. The order page, its two polls and the API's order answer from the
 cache while it stays the same (rental.responsecache), and render afresh once anything changed.
 
 Nothing has to remember to bump it: a write that changes a row the pages read changes the
@@ -34,10 +37,14 @@ def table(model: type[Model]) -> str:
     return connection.ops.quote_name(model._meta.db_table)
 
 
+def _row_version(alias: str) -> str:
+    return f"{alias}.xmin::text || {alias}.ctid::text"
+
+
 def rows_digest(model: type[Model], where: str) -> str:
-    """SQL: a digest of the rows of `model` (alias `t`) that `where` selects."""
+    """SQL: the versions of the rows of `model` (alias `t`) that `where` selects."""
     return (
-        f"(SELECT md5(coalesce(string_agg(t::text, ',' ORDER BY t.id), '')) "
+        f"(SELECT coalesce(string_agg({_row_version('t')}, ',' ORDER BY t.id), '') "
         f"FROM {table(model)} t WHERE {where})"
     )
 
@@ -45,7 +52,7 @@ def rows_digest(model: type[Model], where: str) -> str:
 def _order_parts() -> list[str]:
     keys = Order.ssh_keys.through
     return [
-        "o::text",
+        _row_version("o"),
         rows_digest(OrderEvent, "t.order_id = o.id"),
         rows_digest(SlotHold, "t.order_id = o.id"),
         rows_digest(Host, f"t.id IN (SELECT host_id FROM {table(SlotHold)} WHERE order_id = o.id)"),

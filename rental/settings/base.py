@@ -139,8 +139,8 @@ else:
 # --- Accounts ----------------------------------------------------------------
 AUTH_USER_MODEL = "accounts.User"
 AUTHENTICATION_BACKENDS = [
-    "django.contrib.auth.backends.ModelBackend",
-    "allauth.account.auth_backends.AuthenticationBackend",
+    "accounts.backends.AccountBackend",
+    "accounts.backends.AllauthAccountBackend",
 ]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -485,6 +485,7 @@ API_WEBHOOK_SLOW_SECONDS = 3.0
 API_WEBHOOK_PAUSE_AFTER_FAILURES = 5
 
 # --- Security --------------------------------------------------------------------
+SESSION_ENGINE = "rental.sessions"
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False
 X_FRAME_OPTIONS = "DENY"

@@ -18,21 +18,21 @@ from tests.payments.helpers import order_with_invoice
 
 pytestmark = pytest.mark.django_db
 
-# Ceilings: session, user, second factor (the session's device, or whether the account has
-# one), the version of what the page shows (orders.versions), then what the page itself reads
-# when it is rendered afresh.
+# Ceilings: session, the account with whether it has a second factor (one query,
+# accounts.backends), the version of what the page shows (orders.versions), then what the page
+# itself reads when it is rendered afresh.
 CEILINGS = {
     # The page: its payment (with the currencies a feed prices now), refund, invoice, journal
     # and SSH-key sections each read their rows once.
-    "order page": 13,
-    "status poll": 6,
+    "order page": 12,
+    "status poll": 5,
     # The poll rebuilds the instructions (QR, rate) when what is left changed.
-    "payment poll": 9,
-    "order list": 6,
-    "API keys page": 5,
+    "payment poll": 8,
+    "order list": 5,
+    "API keys page": 4,
 }
-# Served again while nothing changed: session, user, second factor and the version alone.
-STORED = {"order page": 4, "status poll": 4, "payment poll": 4, "order list": 4}
+# Served again while nothing changed: session, account and the version alone.
+STORED = {"order page": 3, "status poll": 3, "payment poll": 3, "order list": 3}
 
 
 def _pages(order) -> dict[str, str]:

@@ -1,0 +1,19 @@
+"""Authentication backends: Django's and allauth's, loading the signed-in account of each
+request together with what the second-factor check reads (accounts.two_factor)."""
+
+from allauth.account.auth_backends import AuthenticationBackend
+from django.contrib.auth.backends import ModelBackend
+
+from accounts.two_factor import signed_in_account
+
+
+class AccountBackend(ModelBackend):
+    """Passwords checked as Django checks them (the address is the username)."""
+
+    def get_user(self, user_id):
+        user = signed_in_account(user_id=user_id)
+        return user if user is not None and self.user_can_authenticate(user) else None
+
+
+class AllauthAccountBackend(AccountBackend, AuthenticationBackend):
+    """allauth's login rules (log in by address, its verification settings)."""
