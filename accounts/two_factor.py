@@ -61,11 +61,9 @@ def signed_in_account(*, user_id: int) -> User | None:
 
 @functools.cache
 def _signed_in_account_sql() -> str:
-    quote = connection.ops.quote_name
-    pk = f"u.{quote(User._meta.get_field('id').column)}"
     return (
-        f"SELECT u.*, {_authenticator_confirmed_sql(pk)} AS has_second_factor "
-        f"FROM {quote(User._meta.db_table)} u WHERE {pk} = %s"
+        f"SELECT u.*, {_authenticator_confirmed_sql('u.id')} AS has_second_factor "
+        f"FROM {connection.ops.quote_name(User._meta.db_table)} u WHERE u.id = %s"
     )
 
 
