@@ -76,6 +76,9 @@ def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
     http = parser.add_argument_group("HTTP (row 1)")
+    http.add_argument(
+        "--pages", default="", help="comma-separated parts of page names (the baseline always)"
+    )
     http.add_argument("--connections", type=int, default=16)
     http.add_argument("--rounds", type=int, default=2, help="wrk runs per page, interleaved")
     http.add_argument("--seconds", type=float, default=6.0, help="length of one wrk run")
@@ -129,16 +132,24 @@ def _ms(value: float) -> str:
 
 def http_rows(args, config: Gunicorn, workdir: Path, people) -> list[Row]:
     from bench.counts import page_counts
-    from bench.web import MAX_P99_MS, gunicorn_serving, pages_check, pages_measure, pages_pools
+    from bench.web import (
+        MAX_P99_MS,
+        gunicorn_serving,
+        pages_check,
+        pages_chosen,
+        pages_measure,
+        pages_pools,
+    )
     from tests.anvil import free_port
 
-    pools = pages_pools(people, workdir)
+    pages = pages_chosen(args.pages)
+    pools = pages_pools(people, workdir, pages)
     progress(f"HTTP: starting gunicorn ({config.describe()})")
     with gunicorn_serving(config, port=free_port(), log_path=workdir / "gunicorn.log") as (
         url,
         _pid,
     ):
-        pages_check(url, people)
+        pages_check(url, people, pages)
         results = pages_measure(
             url,
             pools=pools,

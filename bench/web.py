@@ -260,16 +260,28 @@ def gunicorn_serving(config: Gunicorn, *, port: int, log_path: Path) -> Iterator
         process_group_stop(process)
 
 
-def pages_pools(people: list[Person], workdir: Path) -> dict[Page, Path]:
+def pages_chosen(names: str) -> list[Page]:
+    """The baseline and the pages whose name contains one of the comma-separated `names`
+    (every page when empty)."""
+    wanted = [name.strip() for name in names.split(",") if name.strip()]
+    return [
+        page
+        for page in PAGES
+        if page is BASELINE or not wanted or any(name in page.name for name in wanted)
+    ]
+
+
+def pages_pools(people: list[Person], workdir: Path, pages: list[Page]) -> dict[Page, Path]:
+    """The pool file of each page, in the order given (the baseline first)."""
     return {
         page: pool_write(workdir / f"pool-{index}.txt", page.requests(people))
-        for index, page in enumerate(PAGES)
+        for index, page in enumerate(pages)
     }
 
 
-def pages_check(base_url: str, people: list[Person]) -> None:
+def pages_check(base_url: str, people: list[Person], pages: list[Page]) -> None:
     """Every request of every page answers 200 (the quote with a price) before any timing."""
-    for page in PAGES:
+    for page in pages:
         for method, path, body, headers in page.requests(people):
             status, answer = _request(base_url, method, path, body, headers)
             if status != 200:
@@ -281,9 +293,9 @@ def pages_check(base_url: str, people: list[Person]) -> None:
 def pages_measure(
     base_url: str, *, pools: dict[Page, Path], rounds: int, seconds: float, connections: int
 ) -> list[PageResult]:
-    results = [PageResult(page) for page in PAGES]
+    results = [PageResult(page) for page in pools]
     progress("HTTP: warming every worker up on every page")
-    for page in PAGES:
+    for page in pools:
         wrk_run(base_url, pools[page], seconds=2, connections=connections)
     for round_number in range(1, rounds + 1):
         for result in results:
