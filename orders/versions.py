@@ -37,14 +37,15 @@ def table(model: type[Model]) -> str:
     return connection.ops.quote_name(model._meta.db_table)
 
 
-def _row_version(alias: str) -> str:
+def row_version(alias: str) -> str:
+    """SQL: the version of the row at `alias` (text)."""
     return f"{alias}.xmin::text || {alias}.ctid::text"
 
 
 def rows_digest(model: type[Model], where: str) -> str:
     """SQL: the versions of the rows of `model` (alias `t`) that `where` selects."""
     return (
-        f"(SELECT coalesce(string_agg({_row_version('t')}, ',' ORDER BY t.id), '') "
+        f"(SELECT coalesce(string_agg({row_version('t')}, ',' ORDER BY t.id), '') "
         f"FROM {table(model)} t WHERE {where})"
     )
 
@@ -52,7 +53,7 @@ def rows_digest(model: type[Model], where: str) -> str:
 def _order_parts() -> list[str]:
     keys = Order.ssh_keys.through
     return [
-        _row_version("o"),
+        row_version("o"),
         rows_digest(OrderEvent, "t.order_id = o.id"),
         rows_digest(SlotHold, "t.order_id = o.id"),
         rows_digest(Host, f"t.id IN (SELECT host_id FROM {table(SlotHold)} WHERE order_id = o.id)"),

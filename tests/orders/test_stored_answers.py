@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from django.core.cache import cache
 from django.db import connection
+from django.db.models import F
 from django.test import Client
 from django.utils import timezone
 
@@ -198,3 +199,43 @@ def test_a_new_extension_and_an_invoice_show_at_the_next_load_of_a_stored_page(c
     document = invoice_issue(order=rental)
     page = client.get(url).content.decode()
     assert 'data-testid="billing-section"' in page and document.number in page
+
+
+def _payment_rows(invoice) -> dict[str, object]:
+    asset = invoice.asset
+    return {
+        "invoice": invoice,
+        "rate": invoice.rate,
+        "asset": asset,
+        "chain": asset.chain,
+        "cursor": ScanCursor.objects.get(chain=asset.chain),
+    }
+
+
+@pytest.mark.parametrize("row", ["invoice", "rate", "asset", "chain", "cursor"])
+def test_any_write_to_a_row_the_payment_part_reads_changes_the_version(customer, usdc, row):
+    """Even a second write in the same transaction (each test runs in one): a row's version
+    is where it lies, not only which transaction wrote it."""
+    invoice = order_with_invoice(usdc, user=customer)
+
+    def version() -> str:
+        found = order_version(user=customer, number=invoice.order.number)
+        assert found is not None
+        return found.digest
+
+    target = _payment_rows(invoice)[row]
+    model = type(target)
+    seen = {version()}
+    for _write in range(2):
+        model.objects.filter(pk=target.pk).update(id=F("id"))  # the same values
+        seen.add(version())
+    assert len(seen) == 3
+
+
+def test_the_version_stays_the_same_while_nothing_is_written(customer, usdc):
+    invoice = order_with_invoice(usdc, user=customer)
+    transfer_recorded(invoice, amount=1)
+    number = invoice.order.number
+    assert order_version(user=customer, number=number) == order_version(
+        user=customer, number=number
+    )
