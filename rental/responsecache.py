@@ -21,8 +21,11 @@ from django.utils.translation import get_language
 
 from rental.cachesafe import cache_get, cache_set
 
-# Unchanged answers drop out of the cache by themselves after this (seconds).
-LIFETIME = 120
+# Stored answers drop out of the cache by themselves after this (seconds). A stored answer is
+# never stale (a change makes a new version), so this only bounds what Redis holds: an order
+# page watched while nothing changes is rendered again once per LIFETIME (its payment poll
+# draws the QR code again), and at 120 s those renders made the tail of every poll.
+LIFETIME = 600
 # Answers kept per path and version, whatever the number of queries sent.
 MAX_QUERIES = 2
 CSRF_PLACEHOLDER = "csrf-token-placeholder-7f3a9c"
