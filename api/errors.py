@@ -6,12 +6,14 @@ from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, JsonResponse
 from django.views import defaults
+from redis.exceptions import RedisError
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from orders.services import OrderError
 from payments.services import PaymentError
+from rental.middleware import RETRY_AFTER_SECONDS
 
 logger = logging.getLogger(__name__)
 
@@ -103,6 +105,17 @@ def _code_of(exc: exceptions.APIException) -> str:
     return exc.default_code
 
 
+class Unavailable(exceptions.APIException):
+    """Redis does not answer: the throttle cannot count, so nothing is done (rental.middleware)."""
+
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = (
+        "A service we depend on is not answering. Retry shortly, with the same "
+        "Idempotency-Key when placing an order or an extension."
+    )
+    default_code = "unavailable"
+
+
 def api_exception_handler(exc, context):
     """DRF's EXCEPTION_HANDLER: every failure becomes the JSON error shape, never a bare 500."""
     if isinstance(exc, Http404):
@@ -115,6 +128,11 @@ def api_exception_handler(exc, context):
         exc = from_order_error(exc)
     elif isinstance(exc, PaymentError):
         exc = from_payment_error(exc)
+    elif isinstance(exc, RedisError):
+        logger.error(
+            "cache unreachable, %s answered 503: %s", type(context.get("view")).__name__, exc
+        )
+        exc = Unavailable()
 
     response = drf_exception_handler(exc, context)
     if response is None:
@@ -134,6 +152,8 @@ def api_exception_handler(exc, context):
         detail = exc.detail
         message = str(detail) if not isinstance(detail, (list, dict)) else "Request refused."
         response.data = error_body(_code_of(exc), message)
+    if isinstance(exc, Unavailable):
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
     return response
 
 

@@ -14,10 +14,11 @@ from typing import TypeVar
 from uuid import uuid4
 
 from django.contrib.messages import get_messages
-from django.core.cache import cache
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.utils.translation import get_language
+
+from rental.cachesafe import cache_add, cache_get_many, cache_set
 
 VERSION_KEY = "catalog:version"
 PAGE_LIFETIME = 30  # seconds, in the shared cache
@@ -37,7 +38,8 @@ def forget_served_pages() -> None:
 
 def _new_version() -> None:
     forget_served_pages()
-    cache.set(VERSION_KEY, uuid4().hex, None)
+    # Unreachable, the cache serves no page either; what it held ends with PAGE_LIFETIME.
+    cache_set(VERSION_KEY, uuid4().hex, None)
 
 
 def catalog_changed() -> None:
@@ -61,17 +63,17 @@ _UNSHARED = object()
 def _shared_value(key: str, compute: Callable[[], object], shareable: Callable[[object], bool]):
     """`compute()` as of the current version, from the shared cache when it holds it."""
     # One round trip for both: the value is stored with the version it was computed at.
-    found = cache.get_many([VERSION_KEY, key])
+    found = cache_get_many([VERSION_KEY, key])
     version = found.get(VERSION_KEY)
     if version is None:
         version = uuid4().hex
-        cache.add(VERSION_KEY, version, None)
+        cache_add(VERSION_KEY, version, None)
     cached_version, value = found.get(key, (None, _UNSHARED))
     if cached_version == version:
         return value
     value = compute()
     if shareable(value):
-        cache.set(key, (version, value), PAGE_LIFETIME)
+        cache_set(key, (version, value), PAGE_LIFETIME)
     return value
 
 

@@ -19,14 +19,23 @@ def cache_get(key: str) -> Any:
         return None
 
 
-def cache_add(key: str, value: Any, timeout: int) -> None:
+def cache_get_many(keys: list[str]) -> dict[str, Any]:
+    """The stored values by key (none when the cache is unreachable)."""
+    try:
+        return cache.get_many(keys)
+    except RedisError as error:
+        logger.warning("cache unreachable, reading %d keys afresh: %s", len(keys), error)
+        return {}
+
+
+def cache_add(key: str, value: Any, timeout: int | None) -> None:
     try:
         cache.add(key, value, timeout)
     except RedisError as error:
         logger.warning("cache unreachable, %s not stored: %s", key, error)
 
 
-def cache_set(key: str, value: Any, timeout: int) -> None:
+def cache_set(key: str, value: Any, timeout: int | None) -> None:
     try:
         cache.set(key, value, timeout)
     except RedisError as error:

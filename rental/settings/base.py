@@ -76,6 +76,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "allauth.account.middleware.AccountMiddleware",
     "csp.middleware.CSPMiddleware",
+    "rental.middleware.CacheUnreachableMiddleware",
 ]
 
 ROOT_URLCONF = "rental.urls"

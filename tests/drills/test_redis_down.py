@@ -1,0 +1,63 @@
+"""Redis stops answering: the store keeps showing its catalog and taking orders (the cache only
+made those faster), and what needs a rate limit to be safe (logging in, signing up, the API's
+throttle) is refused with a 503 that says to retry, never a 500."""
+
+import pytest
+from django.test import Client
+
+from accounts.services import api_key_create
+from catalog.pagecache import forget_served_pages
+from orders.models import Order
+from tests.factories import TERMS_TICKED
+
+pytestmark = pytest.mark.django_db
+
+NOBODY_LISTENS = "redis://127.0.0.1:1/0"
+
+
+@pytest.fixture
+def redis_down(settings):
+    settings.CACHES = {
+        "default": {"BACKEND": "rental.cache.RedisCache", "LOCATION": NOBODY_LISTENS}
+    }
+    forget_served_pages()  # this process's copies would hide the outage
+    yield
+    forget_served_pages()
+
+
+def _client() -> Client:
+    return Client(raise_request_exception=False)
+
+
+def test_visitors_still_browse_the_catalog(redis_down, gpu):
+    client = _client()
+    for url in ["/fr/", f"/fr/gpus/{gpu.slug}/", f"/en/gpus/{gpu.slug}/configure/"]:
+        assert client.get(url).status_code == 200, url
+
+
+def test_a_customer_still_orders_and_sees_the_order(redis_down, customer, gpu):
+    client = _client()
+    client.force_login(customer)
+    form = {"environment": "pytorch", "quantity": "1", "term": "7", **TERMS_TICKED}
+    response = client.post(f"/en/gpus/{gpu.slug}/configure/", form)
+    order = Order.objects.get(user=customer)
+    assert response.status_code == 302 and order.number in response["Location"]
+    assert client.get(response["Location"]).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "url", ["/fr/accounts/login/", "/fr/accounts/signup/", "/fr/accounts/password/reset/"]
+)
+def test_account_forms_answer_503_with_a_page_saying_to_retry(redis_down, customer, password, url):
+    form = {"login": customer.email, "password": password, "email": "new@example.com"}
+    response = _client().post(url, form)
+    assert response.status_code == 503 and response["Retry-After"] == "30"
+    page = response.content.decode()
+    assert "Réessayez dans 30 secondes" in page and "vos commandes" in page
+
+
+def test_the_api_answers_503_in_its_error_shape(redis_down, customer, gpu):
+    _key, raw_key = api_key_create(user=customer, name="partner")
+    response = _client().get("/api/v1/gpus/", headers={"Authorization": f"Api-Key {raw_key}"})
+    assert response.status_code == 503 and response["Retry-After"] == "30"
+    assert response.json()["error"]["code"] == "unavailable"
