@@ -28,7 +28,7 @@ os.environ.setdefault("CELERY_BROKER_URL", os.environ["BENCH_REDIS_URL"])
 os.environ.setdefault("SITE_URL", "https://bench.invalid")
 
 from rental.settings.production import *  # noqa: F403
-from rental.settings.production import REST_FRAMEWORK
+from rental.settings.production import REDIS_CACHE_OPTIONS, REST_FRAMEWORK
 
 ROOT_URLCONF = "bench.urls"
 DEBUG = False
@@ -41,6 +41,7 @@ CACHES = {
         "BACKEND": "rental.cache.RedisCache",
         "LOCATION": os.environ["BENCH_REDIS_URL"],
         "KEY_PREFIX": BENCH_DATABASE,
+        "OPTIONS": REDIS_CACHE_OPTIONS,
     }
 }
 # The throttle stays on (it costs a cache round trip per request, as in production), with a

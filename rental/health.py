@@ -2,9 +2,10 @@
 
 - /healthz/live: the process answers. It touches neither the database nor the broker, so an
   orchestrator does not restart web workers because PostgreSQL is down.
-- /healthz/ready (and /healthz, for the monitors already calling it): database, broker and
-  what the apps register in `readiness_checks` (payments: each chain's watcher, from its
-  stored state, no RPC call). 200 when all are fine, else 503.
+- /healthz/ready (and /healthz, for the monitors already calling it): database, broker, cache
+  (without it pages still sell, but logins and the API answer 503) and what the apps register
+  in `readiness_checks` (payments: each chain's watcher, from its stored state, no RPC call).
+  200 when all are fine, else 503.
 
 Anonymous callers learn only ok or not ok: the details name internal hosts and errors, so
 they are for staff and for monitors sending `Authorization: Bearer <HEALTHZ_TOKEN>`.
@@ -14,6 +15,7 @@ import hmac
 from collections.abc import Callable
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import connection
 from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
@@ -35,10 +37,16 @@ def _broker() -> dict:
     return {"ok": True}
 
 
+def _cache() -> dict:
+    cache.get("healthz")
+    return {"ok": True}
+
+
 # name -> check() returning a dict with at least "ok"; an exception counts as not ok.
 readiness_checks: Hooks[Callable[[], dict]] = Hooks()
 readiness_checks.register("database", _database)
 readiness_checks.register("broker", _broker)
+readiness_checks.register("cache", _cache)
 
 
 def _run(check) -> dict:

@@ -122,11 +122,15 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache (rate limits, throttles) ------------------------------------------
 REDIS_CACHE_URL = env("REDIS_CACHE_URL", default="")
+# A Redis that stops answering (rather than refusing) costs a request at most this per call,
+# then counts as unreachable (rental.cachesafe, rental.middleware): never a hung worker.
+REDIS_CACHE_OPTIONS = {"socket_connect_timeout": 1, "socket_timeout": 1}
 if REDIS_CACHE_URL:
     CACHES = {
         "default": {
             "BACKEND": "rental.cache.RedisCache",
             "LOCATION": REDIS_CACHE_URL,
+            "OPTIONS": REDIS_CACHE_OPTIONS,
         }
     }
 else:

@@ -1,4 +1,5 @@
-// Site-wide behaviour, no library: copy buttons and confirmations before destructive actions.
+// Site-wide behaviour, no library: copy buttons, confirmations before destructive actions, and
+// what a form sent in the background says when the server does not answer.
 // Listeners sit on the document, so parts that htmx swaps in keep working.
 (function () {
   "use strict";
@@ -35,4 +36,22 @@
     var question = event.target.getAttribute("data-confirm");
     if (question && !window.confirm(question)) event.preventDefault();
   });
+
+  // A form sent in the background that gets no usable answer (a 5xx, which htmx does not
+  // swap in, or no answer at all) says so next to its button instead of doing nothing.
+  function requestFailed(event) {
+    var form = event.detail.elt && event.detail.elt.closest("form");
+    if (!form) return;
+    var note = form.querySelector(".request-failed");
+    if (!note) {
+      note = document.createElement("p");
+      note.className = "request-failed payment-errors";
+      note.setAttribute("role", "alert");
+      note.setAttribute("data-testid", "request-failed");
+      form.appendChild(note);
+    }
+    note.textContent = document.body.getAttribute("data-request-failed");
+  }
+  document.addEventListener("htmx:responseError", requestFailed);
+  document.addEventListener("htmx:sendError", requestFailed);
 })();

@@ -1,6 +1,11 @@
-"""Redis stops answering: the store keeps showing its catalog and taking orders (the cache only
-made those faster), and what needs a rate limit to be safe (logging in, signing up, the API's
-throttle) is refused with a 503 that says to retry, never a 500."""
+"""Redis stops answering, refusing connections or hanging: the store keeps showing its catalog
+and taking orders (the cache only made those faster), and what needs a rate limit to be safe
+(logging in, signing up, the API's throttle) is refused with a 503 that says to retry, never a
+500 nor a hung worker."""
+
+import socket
+import threading
+import time
 
 import pytest
 from django.test import Client
@@ -61,3 +66,47 @@ def test_the_api_answers_503_in_its_error_shape(redis_down, customer, gpu):
     response = _client().get("/api/v1/gpus/", headers={"Authorization": f"Api-Key {raw_key}"})
     assert response.status_code == 503 and response["Retry-After"] == "30"
     assert response.json()["error"]["code"] == "unavailable"
+
+
+@pytest.fixture
+def redis_hangs(settings):
+    """A Redis that accepts connections and never answers (production's socket timeouts)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except TimeoutError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    port = listener.getsockname()[1]
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "rental.cache.RedisCache",
+            "LOCATION": f"redis://127.0.0.1:{port}/0",
+            "OPTIONS": settings.REDIS_CACHE_OPTIONS,
+        }
+    }
+    forget_served_pages()
+    yield
+    stop.set()
+    thread.join()
+    for connection in held:
+        connection.close()
+    listener.close()
+    forget_served_pages()
+
+
+def test_a_redis_that_hangs_costs_seconds_not_a_hung_worker(redis_hangs, customer, password, gpu):
+    client = _client()
+    started = time.monotonic()
+    assert client.get("/fr/").status_code == 200
+    form = {"login": customer.email, "password": password}
+    assert client.post("/fr/accounts/login/", form).status_code == 503
+    assert time.monotonic() - started < 20

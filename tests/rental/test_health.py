@@ -100,3 +100,13 @@ def test_staff_before_their_second_factor_see_no_details(client, staff, usdc):
     # A stolen staff password alone must not name the internal hosts and errors.
     client.force_login(staff, second_factor=False)
     assert client.get("/healthz").json() == {"status": "ok"}
+
+
+def test_ready_says_when_the_cache_does_not_answer(client, usdc, settings):
+    settings.HEALTHZ_TOKEN = TOKEN
+    settings.CACHES = {
+        "default": {"BACKEND": "rental.cache.RedisCache", "LOCATION": "redis://127.0.0.1:1/0"}
+    }
+    response = client.get("/healthz/ready", HTTP_AUTHORIZATION=f"Bearer {TOKEN}")
+    body = response.json()
+    assert response.status_code == 503 and not body["cache"]["ok"] and body["database"]["ok"]
