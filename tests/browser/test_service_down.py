@@ -29,7 +29,7 @@ def test_i_have_paid_says_to_try_again_when_the_service_does_not_answer(desktop,
         page.get_by_test_id("claim-button").click()
     assert sent.value.status == 503
     expect(page.get_by_test_id("request-failed")).to_have_text(
-        "Notre service n’a pas répondu. Réessayez dans un instant."
+        "Notre service n\u2019a pas répondu. Réessayez dans un instant."
     )
     expect(page.get_by_test_id("claim-button")).to_be_visible()  # the form is still there
     assert not PaymentClaim.objects.exists()
