@@ -22,3 +22,21 @@ def cache_empty() -> None:
     if keys:
         server.delete(*keys)
     forget_served_pages()
+
+
+def cache_pointed_at(settings, location: str, options: dict | None = None) -> None:
+    """The shared cache at `location` for this test (pytest-django's `settings`), with none of
+    this process's page copies, which would hide what that cache does."""
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "rental.cache.RedisCache",
+            "LOCATION": location,
+            "OPTIONS": options or {},
+        }
+    }
+    forget_served_pages()
+
+
+def cache_unreachable(settings) -> None:
+    """The shared cache on a port where nothing listens: every call is refused at once."""
+    cache_pointed_at(settings, "redis://127.0.0.1:1/0")

@@ -4,9 +4,9 @@ again next to the button, rather than the click doing nothing (htmx swaps no 503
 import pytest
 from playwright.sync_api import expect
 
-from catalog.pagecache import forget_served_pages
 from payments.models import PaymentClaim
 from tests.browser.conftest import log_in
+from tests.cache import cache_unreachable
 from tests.factories import UserFactory
 from tests.payments.helpers import order_with_invoice
 
@@ -21,10 +21,7 @@ def test_i_have_paid_says_to_try_again_when_the_service_does_not_answer(desktop,
     log_in(page, customer.email, PASSWORD)
     page.goto(f"/fr/account/orders/{invoice.order.number}/")
 
-    settings.CACHES = {
-        "default": {"BACKEND": "rental.cache.RedisCache", "LOCATION": "redis://127.0.0.1:1/0"}
-    }
-    forget_served_pages()
+    cache_unreachable(settings)
     with page.expect_response(lambda answer: "/payment/claim/" in answer.url) as sent:
         page.get_by_test_id("claim-button").click()
     assert sent.value.status == 503

@@ -13,19 +13,15 @@ from django.test import Client
 from accounts.services import api_key_create
 from catalog.pagecache import forget_served_pages
 from orders.models import Order
+from tests.cache import cache_pointed_at, cache_unreachable
 from tests.factories import TERMS_TICKED
 
 pytestmark = pytest.mark.django_db
 
-NOBODY_LISTENS = "redis://127.0.0.1:1/0"
-
 
 @pytest.fixture
 def redis_down(settings):
-    settings.CACHES = {
-        "default": {"BACKEND": "rental.cache.RedisCache", "LOCATION": NOBODY_LISTENS}
-    }
-    forget_served_pages()  # this process's copies would hide the outage
+    cache_unreachable(settings)
     yield
     forget_served_pages()
 
@@ -86,14 +82,7 @@ def redis_hangs(settings):
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
     port = listener.getsockname()[1]
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "rental.cache.RedisCache",
-            "LOCATION": f"redis://127.0.0.1:{port}/0",
-            "OPTIONS": settings.REDIS_CACHE_OPTIONS,
-        }
-    }
-    forget_served_pages()
+    cache_pointed_at(settings, f"redis://127.0.0.1:{port}/0", settings.REDIS_CACHE_OPTIONS)
     yield
     stop.set()
     thread.join()

@@ -20,7 +20,7 @@ from orders.versions import order_version
 from payments.models import ScanCursor, Transfer
 from rental.responsecache import CSRF_PLACEHOLDER
 from tests.api.conftest import key_client
-from tests.cache import cache_empty
+from tests.cache import cache_empty, cache_unreachable
 from tests.factories import OrderFactory
 from tests.payments.helpers import order_with_invoice, transfer_recorded
 
@@ -155,12 +155,7 @@ def test_with_the_cache_unreachable_pages_are_rendered_and_keys_revoked(settings
     order = order_with_invoice(usdc, user=customer).order
     api_key, _raw = api_key_create(user=customer, name="k")
     client = _signed_in(customer)
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "rental.cache.RedisCache",
-            "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens there
-        }
-    }
+    cache_unreachable(settings)
     for url in [*_urls(order), "/en/account/orders/"]:
         assert client.get(url).status_code == 200
     assert api_key_revoke(api_key=api_key)

@@ -7,6 +7,7 @@ from django.test import override_settings
 from django.utils import timezone
 
 from payments.models import Chain, ScanCursor
+from tests.cache import cache_unreachable
 
 pytestmark = pytest.mark.django_db
 
@@ -104,9 +105,7 @@ def test_staff_before_their_second_factor_see_no_details(client, staff, usdc):
 
 def test_ready_says_when_the_cache_does_not_answer(client, usdc, settings):
     settings.HEALTHZ_TOKEN = TOKEN
-    settings.CACHES = {
-        "default": {"BACKEND": "rental.cache.RedisCache", "LOCATION": "redis://127.0.0.1:1/0"}
-    }
+    cache_unreachable(settings)
     response = client.get("/healthz/ready", HTTP_AUTHORIZATION=f"Bearer {TOKEN}")
     body = response.json()
     assert response.status_code == 503 and not body["cache"]["ok"] and body["database"]["ok"]
