@@ -10,6 +10,7 @@ from catalog.legal import TERMS_OF_SALE
 from catalog.models import Environment, GpuModel, TermPrice
 from orders.consent import TermsAcceptance
 from orders.models import HOLDING_STATUSES, Host, Order
+from orders.services import order_create
 from orders.slots import Slot, free_slots, slots_hold
 
 
@@ -133,6 +134,13 @@ def accepted_terms() -> TermsAcceptance:
     return TermsAcceptance(
         version=TERMS_OF_SALE.version, accepted_at=timezone.now(), ip_hash="0" * 64
     )
+
+
+def order_placed(user, gpu, environment, **fields) -> Order:
+    """orders.services.order_create with the terms accepted: one GPU for 7 days unless
+    `fields` say otherwise."""
+    defaults = {"terms": accepted_terms(), "quantity": 1, "term_days": 7}
+    return order_create(user=user, gpu=gpu, environment=environment, **{**defaults, **fields})
 
 
 # The configurator's terms-of-sale box, ticked: every form that orders sends it.

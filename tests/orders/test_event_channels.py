@@ -13,11 +13,11 @@ from api.models import WebhookDelivery
 from api.webhooks.services import webhook_endpoint_create
 from orders import events
 from orders.models import OrderEvent, OrderStatus
-from orders.services import order_create, orders_expire
+from orders.services import orders_expire
 from orders.tasks import order_event_dispatch_task, orders_dispatch_pending_task
 from tests.anvil import free_port
 from tests.drills.processes import broker_of_this_process
-from tests.factories import accepted_terms
+from tests.factories import order_placed
 
 
 @pytest.fixture
@@ -51,22 +51,11 @@ def _webhooks_by_endpoint(receiver) -> dict[str, list[tuple[str, str, str]]]:
     return sent
 
 
-def _place(customer, gpu, environment):
-    return order_create(
-        terms=accepted_terms(),
-        user=customer,
-        gpu=gpu,
-        environment=environment,
-        quantity=1,
-        term_days=7,
-    )
-
-
 def test_every_order_event_sends_one_email_and_one_webhook_per_subscribed_endpoint(
     customer, gpu, pytorch, endpoints, receiver, celery_eager, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        order = _place(customer, gpu, pytorch)
+        order = order_placed(customer, gpu, pytorch)
     with django_capture_on_commit_callbacks(execute=True):
         assert orders_expire(now=order.payment_deadline + timedelta(seconds=1)) == 1
 
@@ -98,7 +87,7 @@ def test_an_event_committed_while_the_broker_is_down_is_sent_once_by_the_sweep(
     caplog,
 ):
     with broker_down(celery_eager), django_capture_on_commit_callbacks(execute=True):
-        order = _place(customer, gpu, pytorch)
+        order = order_placed(customer, gpu, pytorch)
     event = OrderEvent.objects.get(order=order)
     assert event.dispatched_at is None
     assert f"order_event_dispatch_task({event.pk},) not queued" in caplog.text
@@ -124,14 +113,7 @@ def test_a_channel_subscribed_later_gets_each_event_once_and_orders_does_not_cha
     events.after_claim.register("test-channel", lambda *, event: seen.append(event.pk))
     try:
         with django_capture_on_commit_callbacks(execute=True):
-            order = order_create(
-                terms=accepted_terms(),
-                user=customer,
-                gpu=gpu,
-                environment=pytorch,
-                quantity=1,
-                term_days=7,
-            )
+            order = order_placed(customer, gpu, pytorch)
             order_event_dispatch_task(order.events.get().pk)  # a copy of the task
     finally:
         events.after_claim.unregister("test-channel")

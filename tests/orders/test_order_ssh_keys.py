@@ -11,10 +11,10 @@ from accounts.services import ssh_key_add, ssh_key_delete
 from catalog.models import Environment
 from orders.models import Host, Order, OrderStatus
 from orders.provisioning.services import order_provision, order_provisioning_retry
-from orders.services import OrderError, order_create
+from orders.services import OrderError
 from orders.stock import gpu_available_units
 from tests.accounts.ssh import quick_public_key
-from tests.factories import TERMS_TICKED, GpuModelFactory, UserFactory, accepted_terms
+from tests.factories import TERMS_TICKED, GpuModelFactory, UserFactory, order_placed
 
 pytestmark = pytest.mark.django_db
 
@@ -36,32 +36,22 @@ def ssh_hosted(gpu):
     return gpu
 
 
-def place(customer, gpu, pytorch, **kwargs) -> Order:
-    return order_create(
-        terms=accepted_terms(),
-        user=customer,
-        gpu=gpu,
-        environment=pytorch,
-        quantity=1,
-        term_days=7,
-        **kwargs,
-    )
-
-
 def test_an_order_names_all_the_accounts_keys_by_default(customer, gpu, pytorch, laptop, desktop):
-    order = place(customer, gpu, pytorch)
+    order = order_placed(customer, gpu, pytorch)
     assert set(order.ssh_keys.all()) == {laptop, desktop}
 
 
 def test_an_order_names_the_keys_chosen_and_may_name_none(customer, gpu, pytorch, laptop, desktop):
-    assert list(place(customer, gpu, pytorch, ssh_key_ids=[desktop.pk]).ssh_keys.all()) == [desktop]
-    assert not place(customer, gpu, pytorch, ssh_key_ids=[]).ssh_keys.exists()
+    assert list(order_placed(customer, gpu, pytorch, ssh_key_ids=[desktop.pk]).ssh_keys.all()) == [
+        desktop
+    ]
+    assert not order_placed(customer, gpu, pytorch, ssh_key_ids=[]).ssh_keys.exists()
 
 
 def test_another_accounts_key_is_refused_on_the_ssh_keys_field(customer, outsider, gpu, pytorch):
     theirs = ssh_key_add(user=outsider, name="theirs", public_key=quick_public_key())
     with pytest.raises(OrderError) as refused:
-        place(customer, gpu, pytorch, ssh_key_ids=[theirs.pk])
+        order_placed(customer, gpu, pytorch, ssh_key_ids=[theirs.pk])
     assert (refused.value.field, refused.value.code) == ("ssh_keys", "unknown_ssh_key")
     assert not Order.objects.exists()
 
@@ -71,14 +61,14 @@ def test_with_keys_required_an_order_without_one_is_refused(
 ):
     settings.ORDERS_SSH_KEY_REQUIRED = True
     with pytest.raises(OrderError) as refused:
-        place(customer, gpu, pytorch, ssh_key_ids=[])
+        order_placed(customer, gpu, pytorch, ssh_key_ids=[])
     assert (refused.value.field, refused.value.code) == ("ssh_keys", "ssh_key_required")
     assert not Order.objects.exists()
-    assert list(place(customer, gpu, pytorch).ssh_keys.all()) == [laptop]
+    assert list(order_placed(customer, gpu, pytorch).ssh_keys.all()) == [laptop]
 
 
 def test_a_deleted_key_leaves_the_orders_that_named_it(customer, gpu, pytorch, laptop, desktop):
-    order = place(customer, gpu, pytorch)
+    order = order_placed(customer, gpu, pytorch)
     laptop.delete()
     assert list(order.ssh_keys.all()) == [desktop]
 
@@ -156,7 +146,7 @@ def test_a_key_deleted_while_an_order_names_it_leaves_no_broken_link(round_):
             connection.close()
 
     threads = [
-        threading.Thread(target=run, args=(lambda: place(customer, gpu, pytorch),)),
+        threading.Thread(target=run, args=(lambda: order_placed(customer, gpu, pytorch),)),
         threading.Thread(target=run, args=(lambda: ssh_key_delete(ssh_key=ssh_key),)),
     ]
     for thread in threads:
@@ -173,15 +163,15 @@ def test_an_order_on_an_automatically_provisioned_host_needs_a_key(
     customer, ssh_hosted, pytorch, laptop
 ):
     with pytest.raises(OrderError) as refused:
-        place(customer, ssh_hosted, pytorch, ssh_key_ids=[])
+        order_placed(customer, ssh_hosted, pytorch, ssh_key_ids=[])
     assert (refused.value.field, refused.value.code) == ("ssh_keys", "ssh_key_required")
     assert not Order.objects.exists()
     assert gpu_available_units(gpu=ssh_hosted) == 8  # its slots went back with the refusal
-    assert list(place(customer, ssh_hosted, pytorch).ssh_keys.all()) == [laptop]
+    assert list(order_placed(customer, ssh_hosted, pytorch).ssh_keys.all()) == [laptop]
 
 
 def test_an_order_on_a_manual_host_may_name_no_key(customer, gpu, pytorch):
-    assert not place(customer, gpu, pytorch).ssh_keys.exists()
+    assert not order_placed(customer, gpu, pytorch).ssh_keys.exists()
 
 
 @pytest.mark.parametrize(
@@ -217,7 +207,7 @@ def test_keys_deleted_after_ordering_are_not_installed_the_customer_is_asked_for
     client, customer, staff, ssh_hosted, pytorch, laptop, worker_runs, settings
 ):
     settings.SITE_URL = "https://gpu.example.com"
-    order = place(customer, ssh_hosted, pytorch)
+    order = order_placed(customer, ssh_hosted, pytorch)
     ssh_key_delete(ssh_key=laptop)
     with worker_runs():
         assert paid_then_provisioned(order) is False
