@@ -101,8 +101,13 @@ def screenshot(page, name: str) -> Path:
 def displayed_qr(page, selector: str) -> str:
     """What zxing-cpp (not segno, which drew it) reads from a screenshot of the QR element."""
     png = page.locator(selector).screenshot(caret="initial")
-    # zxing-cpp may report one code twice (found at two positions): one text is one code.
-    texts = {found.text for found in zxingcpp.read_barcodes(Image.open(io.BytesIO(png)))}
+    # Only QR codes are looked for: reading every format, zxing-cpp once also found a short
+    # linear barcode ("4498") in the modules of a QR code. It may also report one code twice
+    # (found at two positions): one text is one code.
+    found = zxingcpp.read_barcodes(
+        Image.open(io.BytesIO(png)), formats=zxingcpp.BarcodeFormat.QRCode
+    )
+    texts = {code.text for code in found}
     assert len(texts) == 1, f"the displayed QR code cannot be read: {texts!r}"
     return texts.pop()
 
