@@ -22,13 +22,18 @@ _KEY_FIELDS = [field.attname for field in ApiKey._meta.concrete_fields]
 _USER_FIELDS = [field.attname for field in User._meta.concrete_fields if field.name != "password"]
 
 
-def _cache_key(key_hash: str) -> str:
+def api_key_cache_key(key_hash: str) -> str:
+    """Where the cache keeps the key (read with api_key_from_stored)."""
     return f"api-key:{key_hash}"
 
 
 def api_key_remembered(*, key_hash: str) -> ApiKey | None:
     """The key stored by api_key_remember, with its account and `user_email_verified`."""
-    values = cache_get(_cache_key(key_hash))
+    return api_key_from_stored(cache_get(api_key_cache_key(key_hash)))
+
+
+def api_key_from_stored(values) -> ApiKey | None:
+    """The key from what the cache kept under api_key_cache_key (None: nothing, forgotten)."""
     if values is None or values == FORGOTTEN:
         return None
     key_values, user_values, email_verified = values
@@ -45,13 +50,13 @@ def api_key_remember(*, api_key: ApiKey) -> None:
         [getattr(api_key.user, name) for name in _USER_FIELDS],
         api_key.user_email_verified,  # type: ignore[attr-defined]
     )
-    cache_add(_cache_key(api_key.key_hash), values, LIFETIME)
+    cache_add(api_key_cache_key(api_key.key_hash), values, LIFETIME)
 
 
 def api_keys_forget(*, key_hashes: Iterable[str]) -> None:
     """Stop serving these keys from the cache: now, and again once the current transaction
     commits (a request that read them meanwhile finds the mark and stores nothing)."""
-    marks = {_cache_key(key_hash): FORGOTTEN for key_hash in key_hashes}
+    marks = {api_key_cache_key(key_hash): FORGOTTEN for key_hash in key_hashes}
     if marks:
         # Unreachable, the cache serves nothing either; what it held ends with LIFETIME.
         cache_set_many(marks, LIFETIME)

@@ -2,29 +2,46 @@ from datetime import datetime
 
 from rest_framework import authentication, exceptions
 
-from accounts.apikeycache import api_key_remember, api_key_remembered
+from accounts.apikeycache import (
+    api_key_cache_key,
+    api_key_from_stored,
+    api_key_remember,
+    api_key_remembered,
+)
 from accounts.models import ApiKey
 from accounts.services import api_key_hash, api_key_touch
 from api.selectors import api_key_for_raw_key
+from api.throttling import COUNTED_USE, key_window, throttle_rate
+from rental.ratelimit import WindowCount, stored_and_counted
 
 KEYWORD = "Api-Key"
-
 
 # key id -> the last `last_used_at` this process wrote or read (accounts.apikeycache).
 _last_used_written: dict[int, datetime] = {}
 MAX_KEYS_REMEMBERED = 10_000
 
 
-def _api_key(*, raw_key: str) -> ApiKey | None:
-    """The key, from the cache when it was verified a few seconds ago (accounts.apikeycache).
-    Unknown keys are never stored: nobody can fill the cache by guessing."""
+def _api_key(*, raw_key: str) -> tuple[ApiKey | None, WindowCount | None]:
+    """The key, from the cache when it was verified a few seconds ago (accounts.apikeycache),
+    and this use of it counted by the throttle in the same round trip (None when it was not:
+    the key was not in the cache). Unknown keys are never stored: nobody can fill the cache
+    by guessing."""
     key_hash = api_key_hash(raw_key)
-    api_key = api_key_remembered(key_hash=key_hash)
+    rate = throttle_rate()
+    if rate is None:
+        api_key, counted = api_key_remembered(key_hash=key_hash), None
+    else:
+        found = stored_and_counted(
+            key=api_key_cache_key(key_hash), window=key_window(key_hash), period=rate[1]
+        )
+        api_key, counted = (
+            (None, None) if found is None else (api_key_from_stored(found[0]), found[1])
+        )
     if api_key is None:
         api_key = api_key_for_raw_key(raw_key=raw_key)
         if api_key is not None:
             api_key_remember(api_key=api_key)
-    return api_key
+    return api_key, counted
 
 
 class ApiKeyAuthentication(authentication.BaseAuthentication):
@@ -43,7 +60,9 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             return None
         if len(parts) != 2:
             raise exceptions.AuthenticationFailed("Use `Authorization: Api-Key <key>`.")
-        api_key = _api_key(raw_key=parts[1])
+        api_key, counted = _api_key(raw_key=parts[1])
+        if counted is not None:
+            setattr(request, COUNTED_USE, counted)
         if api_key is None or not api_key.is_active or not api_key.user.is_active:
             raise exceptions.AuthenticationFailed("Unknown or revoked API key.")
         # A stored key's `last_used_at` is the one it was read with: this process remembers

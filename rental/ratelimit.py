@@ -4,21 +4,32 @@ that need a limit.
 A window opens at its key's first use and lasts `period` seconds. On Redis a use costs one
 round trip of a few bytes whatever the limit (a Lua script: count, start the expiry, read
 what is left), where a list of request times would be read and written whole every time.
+A value kept in the cache can be read in that same round trip (stored_and_counted).
 """
 
+import functools
 import hashlib
 from dataclasses import dataclass
+from typing import Any
 
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
 from redis.exceptions import NoScriptError
 
-_COUNT_SCRIPT = """
+_COUNT = """
 local uses = redis.call('INCR', KEYS[1])
 if uses == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 return {uses, redis.call('TTL', KEYS[1])}
 """
-_COUNT_SCRIPT_SHA = hashlib.sha1(_COUNT_SCRIPT.encode()).hexdigest()
+# KEYS[1] the stored value, KEYS[2] the window: {value, uses, ttl}, or {} (nothing counted)
+# when no value is stored.
+_READ_AND_COUNT = """
+local value = redis.call('GET', KEYS[1])
+if not value then return {} end
+local uses = redis.call('INCR', KEYS[2])
+if uses == 1 then redis.call('EXPIRE', KEYS[2], ARGV[1]) end
+return {value, uses, redis.call('TTL', KEYS[2])}
+"""
 
 
 @dataclass(frozen=True)
@@ -27,13 +38,22 @@ class WindowCount:
     seconds_left: int  # until the window closes
 
 
-def _redis_count(backend: RedisCache, key: str, period: int) -> WindowCount:
-    cache_key = backend.make_and_validate_key(key)
-    client = backend._cache.get_client(cache_key, write=True)
+@functools.cache
+def _sha1(script: str) -> str:
+    return hashlib.sha1(script.encode()).hexdigest()
+
+
+def _redis_script(backend: RedisCache, script: str, keys: list[str], *args: Any) -> list:
+    """`script` run on the cache's Redis with these cache keys (made as the cache makes them)."""
+    cache_keys = [backend.make_and_validate_key(key) for key in keys]
+    client = backend._cache.get_client(cache_keys[0], write=True)
     try:
-        uses, ttl = client.evalsha(_COUNT_SCRIPT_SHA, 1, cache_key, period)
+        return client.evalsha(_sha1(script), len(cache_keys), *cache_keys, *args)
     except NoScriptError:  # a Redis restarted or flushed forgets its scripts
-        uses, ttl = client.eval(_COUNT_SCRIPT, 1, cache_key, period)
+        return client.eval(script, len(cache_keys), *cache_keys, *args)
+
+
+def _window_count(uses, ttl) -> WindowCount:
     return WindowCount(uses=int(uses), seconds_left=max(int(ttl), 1))
 
 
@@ -41,7 +61,7 @@ def window_count(*, key: str, period: int) -> WindowCount:
     """Count one use of `key` in its current window of `period` seconds."""
     backend = caches["default"]
     if isinstance(backend, RedisCache):
-        return _redis_count(backend, key, period)
+        return _window_count(*_redis_script(backend, _COUNT, [key], period))
     # Other caches (a developer's file cache): add() opens the window, incr() counts.
     backend.add(key, 0, timeout=period)
     try:
@@ -50,6 +70,21 @@ def window_count(*, key: str, period: int) -> WindowCount:
         backend.add(key, 1, timeout=period)
         uses = 1
     return WindowCount(uses=uses, seconds_left=period)
+
+
+def stored_and_counted(*, key: str, window: str, period: int) -> tuple[Any, WindowCount] | None:
+    """The value the cache keeps under `key` and, when there is one, a use of `window`
+    counted (window_count); None, and nothing counted, when it keeps nothing. One round trip
+    on Redis."""
+    backend = caches["default"]
+    if not isinstance(backend, RedisCache):
+        value = backend.get(key)
+        return None if value is None else (value, window_count(key=window, period=period))
+    found = _redis_script(backend, _READ_AND_COUNT, [key, window], period)
+    if not found:
+        return None
+    value, uses, ttl = found
+    return backend._cache._serializer.loads(value), _window_count(uses, ttl)
 
 
 def rate_limit_exceeded(*, scope: str, key: str, limit: int, period: int) -> bool:

@@ -57,11 +57,13 @@ def test_account_forms_answer_503_with_a_page_saying_to_retry(redis_down, custom
     assert "Réessayez dans 30 secondes" in page and "vos commandes" in page
 
 
-def test_the_api_answers_503_in_its_error_shape(redis_down, customer, gpu):
-    _key, raw_key = api_key_create(user=customer, name="partner")
+def test_the_api_answers_503_in_its_error_shape_and_writes_nothing(redis_down, customer, gpu):
+    api_key, raw_key = api_key_create(user=customer, name="partner")
     response = _client().get("/api/v1/gpus/", headers={"Authorization": f"Api-Key {raw_key}"})
     assert response.status_code == 503 and response["Retry-After"] == "30"
     assert response.json()["error"]["code"] == "unavailable"
+    api_key.refresh_from_db()
+    assert api_key.last_used_at is None  # a refused request did not use the key
 
 
 @pytest.fixture
