@@ -2,17 +2,12 @@ from datetime import datetime
 
 from rest_framework import authentication, exceptions
 
-from accounts.apikeycache import (
-    api_key_cache_key,
-    api_key_from_stored,
-    api_key_remember,
-    api_key_remembered,
-)
+from accounts.apikeycache import api_key_from_stored, api_key_remember, api_key_remembered
 from accounts.models import ApiKey
 from accounts.services import api_key_hash, api_key_touch
 from api.selectors import api_key_for_raw_key
-from api.throttling import COUNTED_USE, key_window, throttle_rate
-from rental.ratelimit import WindowCount, stored_and_counted
+from api.throttling import COUNTED_USE, key_stored_and_counted, throttle_rate
+from rental.ratelimit import WindowCount
 
 KEYWORD = "Api-Key"
 
@@ -23,20 +18,20 @@ MAX_KEYS_REMEMBERED = 10_000
 
 def _api_key(*, raw_key: str) -> tuple[ApiKey | None, WindowCount | None]:
     """The key, from the cache when it was verified a few seconds ago (accounts.apikeycache),
-    and this use of it counted by the throttle in the same round trip (None when it was not:
-    the key was not in the cache). Unknown keys are never stored: nobody can fill the cache
+    and the throttle's count of this request when it was made with that read (otherwise
+    None: api.throttling counts). Unknown keys are never stored: nobody can fill the cache
     by guessing."""
     key_hash = api_key_hash(raw_key)
     rate = throttle_rate()
     if rate is None:
         api_key, counted = api_key_remembered(key_hash=key_hash), None
     else:
-        found = stored_and_counted(
-            key=api_key_cache_key(key_hash), window=key_window(key_hash), period=rate[1]
-        )
-        api_key, counted = (
-            (None, None) if found is None else (api_key_from_stored(found[0]), found[1])
-        )
+        api_key = counted = None
+        # RedisError: a 503, with nothing written.
+        found = key_stored_and_counted(key_hash=key_hash, period=rate[1])
+        if found is not None:
+            stored, counted = found
+            api_key = api_key_from_stored(stored)
     if api_key is None:
         api_key = api_key_for_raw_key(raw_key=raw_key)
         if api_key is not None:
@@ -47,7 +42,8 @@ def _api_key(*, raw_key: str) -> tuple[ApiKey | None, WindowCount | None]:
 class ApiKeyAuthentication(authentication.BaseAuthentication):
     """`Authorization: Api-Key <key>`: the request acts as the key's account.
 
-    `request.auth` is the ApiKey, so permissions and throttles can read its scope and id.
+    `request.auth` is the ApiKey, so permissions can read its scope and the throttle its
+    hash. A key found in the cache has this request counted by the throttle already.
     """
 
     def authenticate(self, request):

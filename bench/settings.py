@@ -44,8 +44,9 @@ CACHES = {
         "OPTIONS": REDIS_CACHE_OPTIONS,
     }
 }
-# The throttle stays on (it costs a cache round trip per request, as in production), with a
-# rate no benchmark reaches: one API key hammered by wrk must not be answered 429.
+# The throttle stays on (it counts in the round trip that reads the stored API key, as in
+# production), with a rate no benchmark reaches: one API key hammered by wrk must not be
+# answered 429.
 REST_FRAMEWORK = {
     **REST_FRAMEWORK,
     "DEFAULT_THROTTLE_RATES": {

@@ -84,6 +84,8 @@ def stored_and_counted(*, key: str, window: str, period: int) -> tuple[Any, Wind
     if not found:
         return None
     value, uses, ttl = found
+    # Read as the cache reads what it stored (Django's RedisSerializer; private, like the
+    # client above: tests/api/test_throttle.py reads stored keys through here).
     return backend._cache._serializer.loads(value), _window_count(uses, ttl)
 
 

@@ -9,7 +9,8 @@ from catalog.pagecache import forget_served_pages
 
 
 @functools.cache
-def _cache_server() -> redis.Redis:
+def cache_server() -> redis.Redis:
+    """The test cache's Redis server, spoken to directly."""
     return redis.Redis.from_url(settings.CACHES["default"]["LOCATION"])
 
 
@@ -17,7 +18,7 @@ def cache_empty() -> None:
     """Rate-limit counters and stored pages and answers gone, here and in Redis. Only this
     process's keys: cache.clear() would empty the whole database under another xdist
     worker's running test."""
-    server = _cache_server()
+    server = cache_server()
     keys = list(server.scan_iter(match=f"{settings.CACHES['default']['KEY_PREFIX']}:*"))
     if keys:
         server.delete(*keys)

@@ -5,7 +5,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from accounts.apikeycache import api_keys_forget
 from accounts.services import api_key_touch
+from tests.cache import cache_server
 from tests.redis_calls import redis_sent
 
 pytestmark = pytest.mark.django_db
@@ -77,3 +79,21 @@ def test_on_the_file_cache_of_make_run_the_key_is_stored_and_the_rate_still_hold
     rate("3/min")
     statuses = [api.get("/api/v1/environments/").status_code for _ in range(4)]
     assert statuses == [200] * 3 + [429]  # the first read the key, the others the stored key
+
+
+def test_a_key_read_again_after_it_was_forgotten_counts_once(api, customer_key, gpu, rate):
+    """The forgotten mark is counted with its reading; the key then read from the database
+    is not counted a second time."""
+    rate("4/min")
+    assert api.get("/api/v1/environments/").status_code == 200
+    api_keys_forget(key_hashes=[customer_key[0].key_hash])
+    statuses = [api.get("/api/v1/environments/").status_code for _ in range(4)]
+    assert statuses == [200] * 3 + [429]
+
+
+def test_a_redis_that_forgot_its_scripts_still_counts(api, gpu, rate):
+    rate("3/min")
+    statuses = [api.get("/api/v1/environments/").status_code for _ in range(2)]
+    cache_server().script_flush()  # as after a restart
+    statuses += [api.get("/api/v1/environments/").status_code for _ in range(2)]
+    assert statuses == [200] * 3 + [429]

@@ -64,6 +64,9 @@ def test_the_api_answers_503_in_its_error_shape_and_writes_nothing(redis_down, c
     assert response.json()["error"]["code"] == "unavailable"
     api_key.refresh_from_db()
     assert api_key.last_used_at is None  # a refused request did not use the key
+    # Nor are made-up keys checked against the database without a throttle.
+    unknown = _client().get("/api/v1/gpus/", headers={"Authorization": "Api-Key lg_0_nope"})
+    assert unknown.status_code == 503
 
 
 @pytest.fixture
