@@ -256,3 +256,31 @@ def _rental_extend(*, rental: Order, extension: Order, actor: str, actor_user: U
             "new_end": old_end and (old_end + days).isoformat(),
         },
     )
+
+
+def rental_shorten(*, extension: Order, actor_user: User | None) -> None:
+    """Take the days of `extension`, just refunded, back from its rental while it runs: the
+    end moves back by them, never before now (the beat then completes the rental). A rental
+    not active yet counts its paid extensions only when it starts (rental_end): nothing moves.
+
+    Called with the extension locked (its refund); locks the rental after it."""
+    rental = Order.objects.select_for_update().get(pk=extension.extends_id)
+    if rental.status != S.ACTIVE or rental.ends_at is None:
+        return
+    old_end = rental.ends_at
+    new_end = max(old_end - timedelta(days=extension.term_days), timezone.now())
+    # The reminders start again from the new end.
+    Order.objects.filter(pk=rental.pk).update(ends_at=new_end, ending_notice_hours=None)
+    order_event_record(
+        order=rental,
+        kind=OrderEvent.Kind.NOTE,
+        actor=Actor.STAFF,
+        actor_user=actor_user,
+        reason=gettext_noop("extension refunded: the rental ends earlier"),
+        data={
+            "extension": extension.number,
+            "days": -extension.term_days,
+            "old_end": old_end.isoformat(),
+            "new_end": new_end.isoformat(),
+        },
+    )

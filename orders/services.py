@@ -17,7 +17,7 @@ from catalog.models import TERMS, Environment, GpuModel
 from catalog.pagecache import catalog_changed
 from orders.consent import TermsAcceptance
 from orders.errors import OrderError
-from orders.extensions import rental_end
+from orders.extensions import rental_end, rental_shorten
 from orders.hooks import (
     order_cancel_record,
     order_funds_received,
@@ -431,7 +431,8 @@ def order_refund(*, order: Order, actor_user: User, reason: str) -> bool:
     """Staff refund a paid order: it ends, and what it received is owed back (orders.hooks).
 
     A rental is refunded before its machines run (paid or provisioning): the extensions
-    already paid for it would add days to nothing, so they are refunded with it."""
+    already paid for it would add days to nothing, so they are refunded with it. An extension
+    refunded alone takes its days back from its rental (rental_shorten)."""
     if not reason.strip():
         raise OrderError(_("Give the reason for the refund."), field="reason")
     with transaction.atomic():
@@ -444,6 +445,8 @@ def order_refund(*, order: Order, actor_user: User, reason: str) -> bool:
         )
         if refunded:
             order_refund_record(order=order)
+            if order.is_extension:
+                rental_shorten(extension=order, actor_user=actor_user)
             for extension in order.extensions.filter(status=OrderStatus.PAID).order_by("pk"):
                 order_refund(order=extension, actor_user=actor_user, reason=reason)
     return refunded

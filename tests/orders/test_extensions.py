@@ -18,6 +18,7 @@ from orders.services import (
     OrderError,
     order_activate,
     order_provisioning_start,
+    order_refund,
     orders_complete,
     orders_expire,
 )
@@ -328,3 +329,54 @@ def test_the_customer_is_told_of_the_extension_to_pay_and_of_its_expiry(customer
     assert f"Votre prolongation : {settings.SITE_URL}/fr/account/orders/{extension.number}/" in (
         mail.outbox[0].body
     )
+
+
+def test_refunding_an_extension_takes_its_days_back_from_the_running_rental(customer, gpu, staff):
+    rental = _active(customer, gpu, left=timedelta(days=2))
+    end = rental.ends_at
+    extension = extension_create(rental=rental, user=customer, term_days=7)
+    _pay(extension)
+    assert Order.objects.get(pk=rental.pk).ends_at == end + timedelta(days=7)
+    Order.objects.filter(pk=rental.pk).update(ending_notice_hours=24)
+
+    assert order_refund(order=extension, actor_user=staff, reason="asked by the customer")
+    rental = Order.objects.get(pk=rental.pk)
+    assert (rental.status, rental.ends_at, rental.ending_notice_hours) == (S.ACTIVE, end, None)
+    note = rental.events.get(kind=Kind.NOTE)
+    assert (note.actor, note.actor_user, note.data) == (
+        Actor.STAFF,
+        staff,
+        {
+            "extension": extension.number,
+            "days": -7,
+            "old_end": (end + timedelta(days=7)).isoformat(),
+            "new_end": end.isoformat(),
+        },
+    )
+    assert Order.objects.get(pk=extension.pk).status == S.REFUNDED
+
+
+def test_an_extension_refunded_once_its_days_have_begun_ends_the_rental_now(customer, gpu, staff):
+    rental = _active(customer, gpu, left=timedelta(days=2))
+    extension = extension_create(rental=rental, user=customer, term_days=3)
+    _pay(extension)
+    # The rental's own term is over: it runs on the extension's days.
+    Order.objects.filter(pk=rental.pk).update(ends_at=timezone.now() + timedelta(days=1))
+    assert order_refund(order=extension, actor_user=staff, reason="host failed")
+    assert Order.objects.get(pk=rental.pk).ends_at <= timezone.now()
+    assert orders_complete() == 1
+    assert Order.objects.get(pk=rental.pk).status == S.COMPLETED
+
+
+def test_refunding_an_extension_before_activation_leaves_only_the_rentals_term(
+    customer, gpu, staff
+):
+    rental = OrderFactory(user=customer, gpu=gpu, status=S.PAID, term_days=7)
+    extension = extension_create(rental=rental, user=customer, term_days=3)
+    _pay(extension)
+    assert order_refund(order=extension, actor_user=staff, reason="asked by the customer")
+    order_provisioning_start(order=rental, actor_user=staff)
+    order_activate(order=rental, actor_user=staff, host="gpu-1.example.net", port=22, user="lg")
+    rental = Order.objects.get(pk=rental.pk)
+    assert rental.ends_at - rental.activated_at == timedelta(days=7)
+    assert not rental.events.filter(kind=Kind.NOTE).exists()
