@@ -119,3 +119,22 @@ class SecondFactorCodeForm(forms.Form):
             }
         ),
     )
+
+
+class SecondFactorEnrolForm(SecondFactorCodeForm):
+    """The first code of a new authenticator, with the account's password (checked by
+    accounts.two_factor.totp_enrolment_confirm, within the limit on codes tried)."""
+
+    password = forms.CharField(
+        label=_("Your password"),
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
+
+    field_order = ["password", "code"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # The password comes first on the page: the cursor starts there.
+        self.fields["code"].widget.attrs.pop("autofocus", None)
+        self.fields["password"].widget.attrs["autofocus"] = True

@@ -11,6 +11,7 @@ from django_otp.models import Device
 from django_otp.plugins.otp_static.models import StaticDevice, StaticToken
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
+from accounts.mail import mail_queue, user_mail
 from accounts.models import User
 
 logger = logging.getLogger(__name__)
@@ -28,6 +29,10 @@ class SecondFactorThrottled(Exception):
     def __init__(self, seconds: int):
         super().__init__(seconds)
         self.seconds = seconds
+
+
+class PasswordRefused(Exception):
+    """The password given with a code is not the account's."""
 
 
 @dataclass(frozen=True)
@@ -96,11 +101,17 @@ def _check_allowed(device: Device) -> None:
         raise SecondFactorThrottled(max(int(seconds) + 1, 1))
 
 
-def totp_enrolment_confirm(*, user: User, code: str) -> tuple[TOTPDevice, list[str]] | None:
-    """Confirm the pending authenticator with a code it shows. Returns it with fresh recovery
-    codes (to show once), or None for a wrong code.
+def totp_enrolment_confirm(
+    *, user: User, password: str, code: str
+) -> tuple[TOTPDevice, list[str]] | None:
+    """Confirm the pending authenticator with a code it shows and the account's password (a
+    session left open somewhere must not be enough to tie the account to someone else's
+    phone). Returns it with fresh recovery codes (to show once), or None for a wrong code.
 
-    Raises SecondFactorThrottled while django-otp's back-off runs."""
+    Raises PasswordRefused for a wrong password, SecondFactorThrottled while django-otp's
+    back-off runs."""
+    if not user.check_password(password):
+        raise PasswordRefused
     with transaction.atomic():
         device = (
             TOTPDevice.objects.select_for_update()
@@ -117,7 +128,14 @@ def totp_enrolment_confirm(*, user: User, code: str) -> tuple[TOTPDevice, list[s
         TOTPDevice.objects.filter(user=user).exclude(pk=device.pk).delete()
         device.confirmed = True
         device.save(update_fields=["confirmed"])
+        _security_mail(user=user, template="two_factor_on")
         return device, recovery_codes_renew(user=user)
+
+
+def _security_mail(*, user: User, template: str) -> None:
+    """Tell the owner their login changed (sent once the transaction commits): whoever did
+    it, the owner learns of it and can answer."""
+    mail_queue(message=user_mail(user=user, template=f"accounts/email/{template}", context={}))
 
 
 def recovery_codes_renew(*, user: User) -> list[str]:
@@ -155,11 +173,15 @@ def recovery_codes_left(*, user: User) -> int:
 
 
 def two_factor_remove(*, user: User) -> SecondFactorRemoved:
-    """Every authenticator and recovery code of the account, confirmed or not."""
+    """Every authenticator and recovery code of the account, confirmed or not; the owner is
+    told by e-mail when their login asked for a code until now."""
     with transaction.atomic():
+        was_on = two_factor_enabled(user=user)
         recovery_codes = StaticToken.objects.filter(device__user=user).count()
         authenticators, _by_model = TOTPDevice.objects.filter(user=user).delete()
         StaticDevice.objects.filter(user=user).delete()
+        if was_on:
+            _security_mail(user=user, template="two_factor_off")
     return SecondFactorRemoved(authenticators=authenticators, recovery_codes=recovery_codes)
 
 

@@ -24,9 +24,10 @@ from django_otp import login as otp_login
 from django_otp.plugins.otp_static.models import StaticDevice
 
 from accounts.adapter import LOGGED_IN_MESSAGE
-from accounts.forms import SecondFactorCodeForm
+from accounts.forms import SecondFactorCodeForm, SecondFactorEnrolForm
 from accounts.ssh_key_views import safe_next_url
 from accounts.two_factor import (
+    PasswordRefused,
     SecondFactorThrottled,
     recovery_codes_left,
     recovery_codes_renew,
@@ -53,15 +54,19 @@ def _over_limit(request) -> bool:
 
 
 def _code_tried(request, form: SecondFactorCodeForm, check: Callable[..., Any]) -> tuple[Any, int]:
-    """`check(code=...)`'s answer for the form's code, and the page's status; on a refusal
-    the form carries the reason."""
-    if not form.is_valid():
-        return None, 400
+    """`check(**the form's fields)`'s answer, and the page's status; on a refusal
+    the form carries the reason. Every try counts towards the limits, before the form is
+    read: a password asked with the code is guessed no faster than the code."""
     if _over_limit(request):
         form.add_error("code", _("Too many codes tried. Wait a few minutes, then try again."))
         return None, 429
+    if not form.is_valid():
+        return None, 400
     try:
-        accepted = check(code=form.cleaned_data["code"])
+        accepted = check(**form.cleaned_data)
+    except PasswordRefused:
+        form.add_error("password", _("This is not your password."))
+        return None, 400
     except SecondFactorThrottled as throttled:
         message = ngettext(
             "Too many wrong codes: wait %(seconds)d second before the next one.",
@@ -123,7 +128,7 @@ def two_factor_security(request):
 
 
 @never_cache
-@sensitive_post_parameters("code")
+@sensitive_post_parameters("code", "password")
 @login_required
 @require_http_methods(["GET", "POST"])
 def two_factor_enrol(request):
@@ -133,7 +138,7 @@ def two_factor_enrol(request):
     if two_factor_enabled(user=user):
         return redirect(next_url or "accounts:two_factor")
     device = totp_enrolment_start(user=user)
-    form = SecondFactorCodeForm(request.POST or None)
+    form = SecondFactorEnrolForm(request.POST or None)
     status = 200
     if request.method == "POST":
         confirmed, status = _code_tried(request, form, partial(totp_enrolment_confirm, user=user))

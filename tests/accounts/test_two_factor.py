@@ -47,7 +47,7 @@ def test_every_admin_page_sends_staff_without_a_second_factor_to_enrol(client, s
     assert not TOTPDevice.objects.filter(user=staff, confirmed=True).exists()
 
 
-def test_staff_enrol_with_a_code_from_their_app_then_the_admin_opens(client, staff):
+def test_staff_enrol_with_a_code_from_their_app_then_the_admin_opens(client, staff, password):
     client.force_login(staff, second_factor=False)
     enrol_url = client.get("/admin/orders/order/")["Location"]
     page = client.get(enrol_url)
@@ -56,7 +56,7 @@ def test_staff_enrol_with_a_code_from_their_app_then_the_admin_opens(client, sta
     pending = TOTPDevice.objects.get(user=staff, confirmed=False)
     assert pending.config_url.startswith("otpauth://totp/LocaGPU")
 
-    codes_page = client.post(enrol_url, {"code": totp_code(pending)})
+    codes_page = client.post(enrol_url, {"password": password, "code": totp_code(pending)})
 
     assert codes_page.status_code == 200
     codes = recovery_codes_in(codes_page)
@@ -67,10 +67,10 @@ def test_staff_enrol_with_a_code_from_their_app_then_the_admin_opens(client, sta
     assert client.get("/admin/").status_code == 200
 
 
-def test_enrolment_refuses_a_wrong_code_and_keeps_the_admin_shut(client, staff):
+def test_enrolment_refuses_a_wrong_code_and_keeps_the_admin_shut(client, staff, password):
     client.force_login(staff, second_factor=False)
     client.get("/en" + ENROL)
-    refused = client.post("/en" + ENROL, {"code": "000000"})
+    refused = client.post("/en" + ENROL, {"password": password, "code": "000000"})
     assert refused.status_code == 400
     assert "This code is not valid" in refused.content.decode()
     assert not two_factor_enabled(user=staff)
@@ -181,7 +181,7 @@ def test_a_customer_turns_it_on_and_each_login_then_asks_for_a_code(client, cust
     assert "Off: your password alone opens your account." in security
     client.get("/en" + ENROL)
     pending = TOTPDevice.objects.get(user=customer, confirmed=False)
-    codes_page = client.post("/en" + ENROL, {"code": totp_code(pending)})
+    codes_page = client.post("/en" + ENROL, {"password": password, "code": totp_code(pending)})
     assert len(recovery_codes_in(codes_page)) == RECOVERY_CODE_COUNT
     assert "On: after your password" in client.get("/en/account/security/").content.decode()
     client.post("/en/accounts/logout/")
@@ -314,3 +314,46 @@ def test_you_are_logged_in_is_said_after_the_code_not_before(client, customer, p
 
     verified = client.post("/en" + VERIFY, {"code": totp_code(device)}, follow=True)
     assert welcome in verified.content.decode()
+
+
+def test_turning_it_on_needs_the_password_and_tries_count_towards_the_limit(
+    client, customer, password, settings
+):
+    """A session left open somewhere is not enough to tie the account to someone else's
+    phone; guessing the password there is limited as codes are."""
+    settings.TWO_FACTOR_RATE_LIMIT = {"limit": 3, "period": 300}
+    client.force_login(customer)
+    client.get("/en" + ENROL)
+    pending = TOTPDevice.objects.get(user=customer, confirmed=False)
+    statuses = []
+    for guess in ("123456", "password", "hunter22"):
+        refused = client.post("/en" + ENROL, {"password": guess, "code": totp_code(pending)})
+        statuses.append(refused.status_code)
+        assert "This is not your password." in refused.content.decode()
+    assert statuses == [400, 400, 400]
+    limited = client.post("/en" + ENROL, {"password": password, "code": totp_code(pending)})
+    assert limited.status_code == 429
+    assert not two_factor_enabled(user=customer)
+
+
+def test_the_owner_is_told_by_email_when_it_goes_on_and_off_in_their_language(
+    client, customer, password, worker_runs, mailoutbox
+):
+    customer.language = "fr"
+    customer.save(update_fields=["language"])
+    client.force_login(customer)
+    client.get("/en" + ENROL)
+    pending = TOTPDevice.objects.get(user=customer, confirmed=False)
+    with worker_runs():
+        client.post("/en" + ENROL, {"password": password, "code": totp_code(pending)})
+    with worker_runs():
+        client.post(
+            "/en/account/security/",
+            {"action": "disable", "code": totp_code(authenticator_for(customer))},
+        )
+    assert [message.subject for message in mailoutbox] == [
+        "[LocaGPU] La double authentification est activée",
+        "[LocaGPU] La double authentification est désactivée",
+    ]
+    assert all(message.to == [customer.email] for message in mailoutbox)
+    assert "Si ce n'est pas vous" in mailoutbox[0].body

@@ -29,6 +29,7 @@ def test_new_staff_scan_the_code_confirm_it_and_keep_their_recovery_codes(deskto
     assert (scanned.scheme, scanned.netloc) == ("otpauth", "totp")
     assert unquote(scanned.path) == f"/LocaGPU:{staff.email}"
     secret = parse_qs(scanned.query)["secret"][0]
+    page.fill("input[name=password]", PASSWORD)
     page.fill("input[name=code]", f"{totp(b32decode(secret)):06d}")
     page.click("form.form button[type=submit]")
 
