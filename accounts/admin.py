@@ -2,6 +2,7 @@ from datetime import datetime
 
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+from django.contrib.auth.forms import AdminPasswordChangeForm
 from django.utils.formats import date_format
 from django.utils.timezone import localtime
 from django.utils.translation import gettext_lazy as _
@@ -11,11 +12,24 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from accounts.apikeycache import user_api_keys_forget
 from accounts.models import AuthenticatorApp, RecoveryCodes, User
+from accounts.services import account_password_changed
 from rental.admin import ReadOnlyAdmin
+
+
+class PasswordSetByStaffForm(AdminPasswordChangeForm):
+    """A password staff set (an account taken over, a customer locked out) shuts the doors
+    opened with the old one, as the owner's own change does (accounts.adapter)."""
+
+    def save(self, commit=True):
+        user = super().save(commit)
+        if commit:
+            account_password_changed(user=user)
+        return user
 
 
 @admin.register(User)
 class UserAdmin(DjangoUserAdmin):
+    change_password_form = PasswordSetByStaffForm
     ordering = ["email"]
     list_display = ["email", "first_name", "last_name", "language", "is_staff", "date_joined"]
     list_filter = ["is_staff", "is_superuser", "is_active", "language"]

@@ -168,3 +168,23 @@ def test_the_owner_resumes_a_paused_webhook_with_a_new_key(customer, settings):
     assert resumed.status_code == 200 and resumed.json()["paused_at"] is None
     endpoint.refresh_from_db()
     assert endpoint.paused_at is None
+
+
+def test_a_password_set_by_staff_in_the_admin_revokes_the_keys_too(
+    admin_client, customer, worker_runs
+):
+    """Staff set a new password for an account taken over: the doors opened with the old one
+    shut as when the owner changes it."""
+    api_key, raw_key = api_key_create(user=customer, name="old")
+    assert key_client(raw_key).get("/api/v1/orders/").status_code == 200
+    new = "another-Strong-pass-42"
+    with worker_runs():
+        response = admin_client.post(
+            f"/admin/accounts/user/{customer.pk}/password/",
+            {"usable_password": "true", "password1": new, "password2": new},
+        )
+    assert response.status_code == 302
+    api_key.refresh_from_db()
+    assert api_key.revoked_at is not None
+    assert key_client(raw_key).get("/api/v1/orders/").status_code == 401
+    assert "API" in last_mail_to(customer.email).subject
