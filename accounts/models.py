@@ -250,3 +250,17 @@ class RecoveryCodes(StaticDevice):
         proxy = True
         verbose_name = _("recovery codes")
         verbose_name_plural = _("recovery codes")
+
+
+class UnsentMail(models.Model):
+    """An e-mail whose sending could not be queued (the broker was down as its transaction
+    committed): the beat queues it once the broker is back (accounts.tasks)."""
+
+    message = models.JSONField()  # what accounts.mail.mail_send reads
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return str(self.message.get("subject", ""))

@@ -17,3 +17,10 @@ def mail_send_task(message: dict) -> None:
     from accounts.mail import mail_send
 
     mail_send(message=message)
+
+
+@shared_task(acks_late=True)
+def mails_unsent_queue_task() -> int:
+    from accounts.mail import mails_unsent_queue
+
+    return mails_unsent_queue()

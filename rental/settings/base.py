@@ -356,6 +356,12 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
         "schedule": 3600.0,
         "options": {"expires": 3600.0},
     },
+    # E-mails (sign-up codes, password resets, security notices) not queued: broker down.
+    "accounts-mails-unsent": {
+        "task": "accounts.tasks.mails_unsent_queue_task",
+        "schedule": 60.0,
+        "options": {"expires": 60.0},
+    },
     # Order events whose dispatch could not be queued (broker down) or was lost with it.
     "orders-dispatch-pending": {
         "task": "orders.tasks.orders_dispatch_pending_task",

@@ -4,8 +4,11 @@ and a mail server outage never turns into an error page."""
 import pytest
 from django.core import mail
 from django.test import Client
+from kombu.exceptions import OperationalError as BrokerUnavailable
 
-from accounts.models import User
+from accounts.models import UnsentMail, User
+from accounts.tasks import mails_unsent_queue_task
+from tests.drills.processes import broker_down
 
 pytestmark = pytest.mark.django_db
 
@@ -56,3 +59,35 @@ def test_a_mail_outage_never_fails_a_password_reset_or_a_sign_up(
     assert (reset.status_code, signup.status_code) == (302, 302)
     assert len(queued) == 2
     assert User.objects.filter(email="newcomer@example.com").exists()
+
+
+def test_a_reset_asked_while_the_broker_is_down_is_sent_once_it_is_back(
+    customer, celery_eager, django_capture_on_commit_callbacks, caplog
+):
+    """The page answers as usual; the e-mail waits in the database (never in the log: it
+    holds the reset link) and the beat's sweep queues it once."""
+    with broker_down(celery_eager), django_capture_on_commit_callbacks(execute=True):
+        response = Client().post("/fr/accounts/password/reset/", {"email": customer.email})
+    assert response.status_code == 302
+    assert not mail.outbox
+    [unsent] = UnsentMail.objects.all()
+    assert unsent.message["to"] == [customer.email]
+    assert "not queued" in caplog.text and "/reset/key/" not in caplog.text
+
+    assert mails_unsent_queue_task() == 1
+    assert mails_unsent_queue_task() == 0
+    [message] = mail.outbox
+    assert message.to == [customer.email] and "/reset/key/" in message.body
+    assert not UnsentMail.objects.exists()
+
+
+def test_the_sweep_stops_while_the_broker_is_still_down_and_loses_nothing(
+    customer, celery_eager, django_capture_on_commit_callbacks
+):
+    with broker_down(celery_eager):
+        with django_capture_on_commit_callbacks(execute=True):
+            Client().post("/fr/accounts/password/reset/", {"email": customer.email})
+        with pytest.raises(BrokerUnavailable):
+            mails_unsent_queue_task()
+    assert UnsentMail.objects.count() == 1
+    assert mails_unsent_queue_task() == 1 and len(mail.outbox) == 1

@@ -309,3 +309,14 @@ def head_follower_command(chain_id: int, ws_url: str) -> list[str]:
 
 def beat_command(schedule: Path) -> list[str]:
     return [str(CELERY), "-A", "rental", "beat", "--loglevel", "INFO", "--schedule", str(schedule)]
+
+
+@contextmanager
+def broker_down(app):
+    """Tasks are published for real (not run inline) to a port nothing listens on."""
+    with broker_of_this_process(f"redis://127.0.0.1:{free_port()}/0"):
+        app.conf.task_always_eager = False
+        try:
+            yield
+        finally:
+            app.conf.task_always_eager = True

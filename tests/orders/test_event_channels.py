@@ -3,7 +3,6 @@ e-mail channel has one, and one webhook per subscribed endpoint, for each event;
 broker was down as the event committed (the beat's sweep then dispatches it, once)."""
 
 import json
-from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
@@ -15,8 +14,7 @@ from orders import events
 from orders.models import OrderEvent, OrderStatus
 from orders.services import orders_expire
 from orders.tasks import order_event_dispatch_task, orders_dispatch_pending_task
-from tests.anvil import free_port
-from tests.drills.processes import broker_of_this_process
+from tests.drills.processes import broker_down
 from tests.factories import order_placed
 
 
@@ -28,17 +26,6 @@ def endpoints(customer, receiver):
         webhook_endpoint_create(user=customer, url=f"{receiver.url}/{name}", events=events)
         for name, events in (("a", every), ("b", every), ("claims", ["order.payment_claimed"]))
     ]
-
-
-@contextmanager
-def broker_down(app):
-    """Tasks are published for real (not run inline) to a port nothing listens on."""
-    with broker_of_this_process(f"redis://127.0.0.1:{free_port()}/0"):
-        app.conf.task_always_eager = False
-        try:
-            yield
-        finally:
-            app.conf.task_always_eager = True
 
 
 def _webhooks_by_endpoint(receiver) -> dict[str, list[tuple[str, str, str]]]:
