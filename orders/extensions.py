@@ -6,7 +6,8 @@ moves the rental's end (or adds to the term a rental not started yet runs); not 
 it expires and the money that comes late is owed back.
 
 Lock order: the extension first (and its invoices, held by the payment's caller), then the
-rental's row. Creating one locks the rental alone; nothing locks a rental then an extension.
+rental's row. Creating one locks the rental alone; refunding a rental locks its paid
+extensions before it (orders.services.order_refund); nothing locks a rental then an extension.
 """
 
 from dataclasses import dataclass

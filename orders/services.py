@@ -436,6 +436,13 @@ def order_refund(*, order: Order, actor_user: User, reason: str) -> bool:
     if not reason.strip():
         raise OrderError(_("Give the reason for the refund."), field="reason")
     with transaction.atomic():
+        # Extensions before their rental, as everywhere (orders.extensions): a refund of one
+        # of them at the same time takes the same locks in the same order.
+        paid_extensions = list(
+            Order.objects.select_for_update()
+            .filter(extends=order, status=OrderStatus.PAID)
+            .order_by("pk")
+        )
         refunded = order_transition(
             order=order,
             to=OrderStatus.REFUNDED,
@@ -447,6 +454,6 @@ def order_refund(*, order: Order, actor_user: User, reason: str) -> bool:
             order_refund_record(order=order)
             if order.is_extension:
                 rental_shorten(extension=order, actor_user=actor_user)
-            for extension in order.extensions.filter(status=OrderStatus.PAID).order_by("pk"):
+            for extension in paid_extensions:
                 order_refund(order=extension, actor_user=actor_user, reason=reason)
     return refunded

@@ -380,3 +380,22 @@ def test_refunding_an_extension_before_activation_leaves_only_the_rentals_term(
     rental = Order.objects.get(pk=rental.pk)
     assert rental.ends_at - rental.activated_at == timedelta(days=7)
     assert not rental.events.filter(kind=Kind.NOTE).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_rental_and_its_extension_refunded_at_once_both_end_refunded(customer, gpu, staff):
+    """Both paths lock the extension before the rental: neither waits on the other forever
+    (PostgreSQL would kill one as a deadlock)."""
+    rental = OrderFactory(user=customer, gpu=gpu, status=S.PAID, term_days=7)
+    extension = extension_create(rental=rental, user=customer, term_days=3)
+    _pay(extension)
+    outcome = race(
+        pause_after={"rental": 'UPDATE "orders_order"', "extension": 'UPDATE "orders_order"'},
+        rental=lambda: order_refund(order=rental, actor_user=staff, reason="no GPU"),
+        extension=lambda: order_refund(order=extension, actor_user=staff, reason="asked"),
+    )
+    assert not any(isinstance(result, Exception) for result in outcome.values()), outcome
+    statuses = Order.objects.filter(pk__in=[rental.pk, extension.pk]).values_list(
+        "status", flat=True
+    )
+    assert set(statuses) == {S.REFUNDED}
