@@ -46,6 +46,8 @@ Actor = OrderEvent.Actor
 NEVER_PAID = (S.AWAITING_PAYMENT, S.CONFIRMING, S.EXPIRED, S.CANCELLED)
 # Too close to the end for a payment to be seen in time.
 MIN_TIME_LEFT = timedelta(minutes=15)
+# The note a refunded extension leaves on its running rental (rental_shorten).
+SHORTENED = "shortened"
 
 
 class ExtensionLapsed(UnitsGone):
@@ -279,6 +281,7 @@ def rental_shorten(*, extension: Order, actor_user: User | None) -> None:
         actor_user=actor_user,
         reason=gettext_noop("extension refunded: the rental ends earlier"),
         data={
+            "notice": SHORTENED,  # the customer's e-mail (orders.notifications)
             "extension": extension.number,
             "days": -extension.term_days,
             "old_end": old_end.isoformat(),

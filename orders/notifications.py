@@ -2,12 +2,12 @@
 called by the dispatch after the event's claim commits, so each e-mail goes at most once."""
 
 from accounts.mail import user_mail
+from orders.extensions import SHORTENED
 from orders.hooks import order_email_attachments, order_email_sections
 from orders.models import OrderEvent, OrderStatus
 from orders.reminders import ENDING_SOON
 
-# E-mail template per status reached; `ending_soon` is a note event sent by the beat task
-# (orders.reminders).
+# E-mail template per status reached.
 STATUS_EMAILS = {
     OrderStatus.AWAITING_PAYMENT: "received",
     OrderStatus.PAID: "paid",
@@ -21,6 +21,9 @@ EXTENSION_STATUS_EMAILS = {
     OrderStatus.AWAITING_PAYMENT: "extension_received",
     OrderStatus.EXPIRED: "extension_expired",
 }
+# Notes that are e-mailed, by their `notice` (the template's name): the beat's reminder before
+# a rental's end, and the earlier end after a refunded extension (orders.extensions).
+NOTICE_EMAILS = (ENDING_SOON, SHORTENED)
 # E-mail template per event kind: a refund owed asks for an address, a refund done says so.
 KIND_EMAILS = {
     OrderEvent.Kind.REFUND_OWED: "refund_owed",
@@ -35,8 +38,8 @@ def _email_for(event: OrderEvent) -> str | None:
         if event.order.is_extension:
             return EXTENSION_STATUS_EMAILS.get(event.new_status)
         return STATUS_EMAILS.get(event.new_status)
-    if event.kind == OrderEvent.Kind.NOTE and event.data.get("notice") == ENDING_SOON:
-        return ENDING_SOON
+    if event.kind == OrderEvent.Kind.NOTE and event.data.get("notice") in NOTICE_EMAILS:
+        return event.data["notice"]
     return KIND_EMAILS.get(event.kind)
 
 

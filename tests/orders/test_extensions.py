@@ -331,7 +331,9 @@ def test_the_customer_is_told_of_the_extension_to_pay_and_of_its_expiry(customer
     )
 
 
-def test_refunding_an_extension_takes_its_days_back_from_the_running_rental(customer, gpu, staff):
+def test_refunding_an_extension_takes_its_days_back_from_the_running_rental(
+    customer, gpu, staff, worker_runs
+):
     rental = _active(customer, gpu, left=timedelta(days=2))
     end = rental.ends_at
     extension = extension_create(rental=rental, user=customer, term_days=7)
@@ -339,14 +341,20 @@ def test_refunding_an_extension_takes_its_days_back_from_the_running_rental(cust
     assert Order.objects.get(pk=rental.pk).ends_at == end + timedelta(days=7)
     Order.objects.filter(pk=rental.pk).update(ending_notice_hours=24)
 
-    assert order_refund(order=extension, actor_user=staff, reason="asked by the customer")
+    mail.outbox.clear()
+    with worker_runs():
+        assert order_refund(order=extension, actor_user=staff, reason="asked by the customer")
     rental = Order.objects.get(pk=rental.pk)
     assert (rental.status, rental.ends_at, rental.ending_notice_hours) == (S.ACTIVE, end, None)
+    [told] = mail.outbox  # in the customer's language
+    assert told.subject == f"La location {rental.number} se termine plus tôt"
+    assert extension.number in told.body and "se termine désormais le" in told.body
     note = rental.events.get(kind=Kind.NOTE)
     assert (note.actor, note.actor_user, note.data) == (
         Actor.STAFF,
         staff,
         {
+            "notice": "shortened",
             "extension": extension.number,
             "days": -7,
             "old_end": (end + timedelta(days=7)).isoformat(),
@@ -356,14 +364,20 @@ def test_refunding_an_extension_takes_its_days_back_from_the_running_rental(cust
     assert Order.objects.get(pk=extension.pk).status == S.REFUNDED
 
 
-def test_an_extension_refunded_once_its_days_have_begun_ends_the_rental_now(customer, gpu, staff):
+def test_an_extension_refunded_once_its_days_have_begun_ends_the_rental_now(
+    customer, gpu, staff, worker_runs
+):
     rental = _active(customer, gpu, left=timedelta(days=2))
     extension = extension_create(rental=rental, user=customer, term_days=3)
     _pay(extension)
     # The rental's own term is over: it runs on the extension's days.
     Order.objects.filter(pk=rental.pk).update(ends_at=timezone.now() + timedelta(days=1))
-    assert order_refund(order=extension, actor_user=staff, reason="host failed")
+    mail.outbox.clear()
+    with worker_runs():
+        assert order_refund(order=extension, actor_user=staff, reason="host failed")
     assert Order.objects.get(pk=rental.pk).ends_at <= timezone.now()
+    [told] = mail.outbox
+    assert "Votre location se termine maintenant" in told.body
     assert orders_complete() == 1
     assert Order.objects.get(pk=rental.pk).status == S.COMPLETED
 
