@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from django.db import connection, transaction
 from django.utils import timezone
+from django.views.decorators.debug import sensitive_variables
 from django_otp.models import Device
 from django_otp.plugins.otp_static.models import StaticDevice, StaticToken
 from django_otp.plugins.otp_totp.models import TOTPDevice
@@ -101,6 +102,7 @@ def _check_allowed(device: Device) -> None:
         raise SecondFactorThrottled(max(int(seconds) + 1, 1))
 
 
+@sensitive_variables("password")
 def totp_enrolment_confirm(
     *, user: User, password: str, code: str
 ) -> tuple[TOTPDevice, list[str]] | None:
@@ -176,13 +178,15 @@ def two_factor_remove(*, user: User) -> SecondFactorRemoved:
     """Every authenticator and recovery code of the account, confirmed or not; the owner is
     told by e-mail when their login asked for a code until now."""
     with transaction.atomic():
-        was_on = two_factor_enabled(user=user)
         recovery_codes = StaticToken.objects.filter(device__user=user).count()
-        authenticators, _by_model = TOTPDevice.objects.filter(user=user).delete()
+        # Told from the rows this call deleted: a removal running at the same time waits for
+        # them, finds none and sends no second e-mail.
+        confirmed, _by_model = TOTPDevice.objects.filter(user=user, confirmed=True).delete()
+        pending, _by_model = TOTPDevice.objects.filter(user=user).delete()
         StaticDevice.objects.filter(user=user).delete()
-        if was_on:
+        if confirmed:
             _security_mail(user=user, template="two_factor_off")
-    return SecondFactorRemoved(authenticators=authenticators, recovery_codes=recovery_codes)
+    return SecondFactorRemoved(authenticators=confirmed + pending, recovery_codes=recovery_codes)
 
 
 def two_factor_reset(*, user: User, operator: str) -> SecondFactorRemoved:

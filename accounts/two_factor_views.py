@@ -9,6 +9,7 @@ from typing import Any
 from allauth.account.adapter import get_adapter
 from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth import update_session_auth_hash
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponseBadRequest
 from django.shortcuts import redirect, render
@@ -17,7 +18,7 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.cache import never_cache
-from django.views.decorators.debug import sensitive_post_parameters
+from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_http_methods
 from django_otp import DEVICE_ID_SESSION_KEY
 from django_otp import login as otp_login
@@ -53,6 +54,7 @@ def _over_limit(request) -> bool:
     return by_account or by_client
 
 
+@sensitive_variables("form")
 def _code_tried(request, form: SecondFactorCodeForm, check: Callable[..., Any]) -> tuple[Any, int]:
     """`check(**the form's fields)`'s answer, and the page's status; on a refusal
     the form carries the reason. Every try counts towards the limits, before the form is
@@ -144,6 +146,9 @@ def two_factor_enrol(request):
         confirmed, status = _code_tried(request, form, partial(totp_enrolment_confirm, user=user))
         if confirmed:
             totp_device, codes = confirmed
+            # Checking the password may have re-hashed it (a newer hasher): the session
+            # follows, or it would be signed out at the next page.
+            update_session_auth_hash(request, user)
             _session_verified(request, totp_device)
             return _recovery_codes_page(request, codes, next_url or reverse("accounts:two_factor"))
     secret = b32encode(device.bin_key).decode()
