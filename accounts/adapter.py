@@ -1,6 +1,8 @@
 """allauth, the store's way: mails sent by a worker, failed logins counted per e-mail and
 client, and a new password that shuts the old doors."""
 
+from datetime import timedelta
+
 from allauth.account.adapter import DefaultAccountAdapter
 from allauth.core import context as allauth_context
 from allauth.core.internal.ratelimit import get_rates
@@ -13,6 +15,9 @@ from accounts.services import account_password_changed
 from accounts.two_factor import two_factor_enabled
 
 LOGGED_IN_MESSAGE = "account/messages/logged_in.txt"
+# allauth's e-mails (a sign-up code lives 15 minutes, a reset link 3 days) kept while the
+# broker is down: the customer asks again rather than get a dead code late.
+ALLAUTH_MAIL_KEPT = timedelta(minutes=15)
 
 
 class AccountAdapter(DefaultAccountAdapter):
@@ -26,7 +31,8 @@ class AccountAdapter(DefaultAccountAdapter):
             "current_site": get_current_site(request),
             **context,
         }
-        mail_queue(message=self.render_mail(template_prefix, email, context))
+        message = self.render_mail(template_prefix, email, context)
+        mail_queue(message=message, keep_for=ALLAUTH_MAIL_KEPT)
 
     def add_message(
         self,

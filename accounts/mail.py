@@ -2,6 +2,8 @@
 so a slow or broken mail server never fails nor delays a page."""
 
 import logging
+import time
+from datetime import timedelta
 from functools import partial
 
 from django.conf import settings
@@ -9,13 +11,16 @@ from django.core.mail import EmailMessage, EmailMultiAlternatives
 from django.db import transaction
 from django.template.loader import render_to_string
 from django.utils import timezone, translation
-from kombu.exceptions import OperationalError as BrokerUnavailable
 
 from accounts.models import UnsentMail, User
 from accounts.tasks import mail_send_task
 
 logger = logging.getLogger(__name__)
 UNSENT_BATCH = 200
+UNSENT_SWEEP_SECONDS = 45.0  # within the beat's minute
+# How long an e-mail not queued is kept by default (a security notice); allauth's, which hold
+# codes and links, less (accounts.adapter).
+UNSENT_KEPT = timedelta(days=2)
 
 
 def user_mail(*, user: User, template: str, context: dict) -> EmailMessage:
@@ -33,9 +38,10 @@ def user_mail(*, user: User, template: str, context: dict) -> EmailMessage:
     return EmailMessage(" ".join(subject.split()), body, settings.DEFAULT_FROM_EMAIL, [user.email])
 
 
-def mail_queue(*, message: EmailMessage) -> None:
-    """Send `message` from a worker once the current transaction commits (kept until the
-    broker is back when it is down then: mails_unsent_queue)."""
+def mail_queue(*, message: EmailMessage, keep_for: timedelta = UNSENT_KEPT) -> None:
+    """Send `message` from a worker once the current transaction commits. When the broker is
+    down then, it is kept `keep_for` for mails_unsent_queue (not longer than what it holds,
+    a code or a link, stays valid)."""
     payload = {
         "subject": message.subject,
         "body": message.body,
@@ -44,31 +50,43 @@ def mail_queue(*, message: EmailMessage) -> None:
         "content_subtype": message.content_subtype,
         "alternatives": [list(each) for each in getattr(message, "alternatives", [])],
     }
-    transaction.on_commit(partial(_mail_enqueue, payload))
+    transaction.on_commit(partial(_mail_enqueue, payload, keep_for))
 
 
-def _mail_enqueue(payload: dict) -> None:
+def _mail_enqueue(payload: dict, keep_for: timedelta) -> None:
     try:
         mail_send_task.apply_async((payload,))
-    except BrokerUnavailable as exc:
-        # Not logged with its text: it may hold a password reset link or a code.
-        logger.warning("an e-mail not queued, kept for the beat: %s", exc)
-        UnsentMail.objects.create(message=payload)
+    except Exception as exc:  # a broker down, or its files gone: the e-mail is kept all the same
+        # Not logged with its text (nor in the error's text): it may hold a reset link or a code.
+        logger.warning("an e-mail not queued (%s), kept for the beat", type(exc).__name__)
+        UnsentMail.objects.create(message=payload, expires_at=timezone.now() + keep_for)
 
 
-def mails_unsent_queue() -> int:
-    """Beat: queue the e-mails kept while the broker was down, oldest first; each leaves the
-    store as it is queued (a sweep running twice at once skips the rows the other holds).
-    Returns how many were queued; stops at the first the broker refuses (the next beat)."""
-    queued = 0
-    for pk in UnsentMail.objects.values_list("pk", flat=True)[:UNSENT_BATCH]:
-        with transaction.atomic():
-            unsent = UnsentMail.objects.select_for_update(skip_locked=True).filter(pk=pk).first()
-            if unsent is None:
-                continue
-            mail_send_task.apply_async((unsent.message,))
-            unsent.delete()
-        queued += 1
+def mails_unsent_queue(*, seconds: float = UNSENT_SWEEP_SECONDS) -> int:
+    """Beat: queue the e-mails kept while the broker was down, oldest first, for `seconds` at
+    most (the next beat goes on); those expired are deleted unsent. Each leaves the store as
+    it is queued, so a sweep running twice at once skips the rows the other holds. Returns how
+    many were queued; stops at the first the broker refuses. At least once: a sweep stopped
+    between queuing and committing sends that one again."""
+    expired, _by_model = UnsentMail.objects.filter(expires_at__lte=timezone.now()).delete()
+    if expired:
+        logger.warning("%d e-mails kept while the broker was down expired unsent", expired)
+    queued, stop = 0, time.monotonic() + seconds
+    while time.monotonic() < stop:
+        batch = list(UnsentMail.objects.values_list("pk", flat=True)[:UNSENT_BATCH])
+        queued_before = queued
+        for pk in batch:
+            with transaction.atomic():
+                unsent = (
+                    UnsentMail.objects.select_for_update(skip_locked=True).filter(pk=pk).first()
+                )
+                if unsent is None:
+                    continue
+                mail_send_task.apply_async((unsent.message,))
+                unsent.delete()
+            queued += 1
+        if queued == queued_before:  # nothing left, or all held by another sweep
+            break
     return queued
 
 

@@ -258,6 +258,8 @@ class UnsentMail(models.Model):
 
     message = models.JSONField()  # what accounts.mail.mail_send reads
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # Past this, it is deleted unsent: a sign-up code or a reset link would have expired.
+    expires_at = models.DateTimeField()
 
     class Meta:
         ordering = ["created_at", "id"]

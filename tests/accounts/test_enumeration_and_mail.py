@@ -1,9 +1,12 @@
 """Finding 9 (part): the sign-up and reset pages tell nobody which addresses have an account,
 and a mail server outage never turns into an error page."""
 
+from datetime import timedelta
+
 import pytest
 from django.core import mail
 from django.test import Client
+from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerUnavailable
 
 from accounts.models import UnsentMail, User
@@ -91,3 +94,19 @@ def test_the_sweep_stops_while_the_broker_is_still_down_and_loses_nothing(
             mails_unsent_queue_task()
     assert UnsentMail.objects.count() == 1
     assert mails_unsent_queue_task() == 1 and len(mail.outbox) == 1
+
+
+def test_a_reset_kept_past_its_quarter_of_an_hour_is_dropped_unsent(
+    customer, celery_eager, django_capture_on_commit_callbacks
+):
+    """A reset or sign-up e-mail kept through a long outage is not sent late (the customer
+    asks again): it is deleted, link and all."""
+    with broker_down(celery_eager), django_capture_on_commit_callbacks(execute=True):
+        Client().post("/fr/accounts/password/reset/", {"email": customer.email})
+    [unsent] = UnsentMail.objects.all()
+    assert unsent.expires_at - unsent.created_at == pytest.approx(
+        timedelta(minutes=15), abs=timedelta(seconds=1)
+    )
+    UnsentMail.objects.update(expires_at=timezone.now())
+    assert mails_unsent_queue_task() == 0
+    assert not mail.outbox and not UnsentMail.objects.exists()
