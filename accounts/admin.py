@@ -3,6 +3,7 @@ from datetime import datetime
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.contrib.auth.forms import AdminPasswordChangeForm
+from django.db import transaction
 from django.utils.formats import date_format
 from django.utils.timezone import localtime
 from django.utils.translation import gettext_lazy as _
@@ -17,13 +18,16 @@ from rental.admin import ReadOnlyAdmin
 
 
 class PasswordSetByStaffForm(AdminPasswordChangeForm):
-    """A password staff set (an account taken over, a customer locked out) shuts the doors
-    opened with the old one, as the owner's own change does (accounts.adapter)."""
+    """A password staff set (an account taken over, a customer locked out), or password login
+    turned off, shuts the doors opened with the old one as the owner's own change does
+    (accounts.adapter), in the same transaction, and the owner is told."""
 
     def save(self, commit=True):
-        user = super().save(commit)
-        if commit:
-            account_password_changed(user=user)
+        if not commit:
+            return super().save(commit)
+        with transaction.atomic():
+            user = super().save(commit)
+            account_password_changed(user=user, by_staff=True)
         return user
 
 

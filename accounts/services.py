@@ -132,22 +132,26 @@ def ssh_key_delete(*, ssh_key: SshKey) -> None:
             locked.delete()
 
 
-def account_password_changed(*, user: User) -> None:
-    """A new password (reset or change) shuts every door opened with the old one.
+def account_password_changed(*, user: User, by_staff: bool = False) -> None:
+    """A new password (reset or change, or one staff set) shuts every door opened with the
+    old one.
 
     Whoever held the account before (e.g. someone who signed up with the address before its
     owner reset the password) loses its API keys, and its webhooks are paused (api's hook)
-    until the owner resumes them. The owner is told by e-mail, in their language.
+    until the owner resumes them. The owner is told by e-mail, in their language: of what was
+    revoked, and always when staff set the password (or turned password login off).
     """
     now = timezone.now()
     with transaction.atomic():
         user_api_keys_forget(user=user)
         keys = ApiKey.objects.filter(user=user, revoked_at__isnull=True).update(revoked_at=now)
         webhooks = password_changed_hooks_run(user=user, now=now)
-        if keys or webhooks:
-            message = user_mail(
-                user=user,
-                template="accounts/email/access_revoked",
-                context={"keys": keys, "webhooks": webhooks},
-            )
+        if by_staff or keys or webhooks:
+            template = "password_set_by_staff" if by_staff else "access_revoked"
+            context = {
+                "keys": keys,
+                "webhooks": webhooks,
+                "password_off": not user.has_usable_password(),
+            }
+            message = user_mail(user=user, template=f"accounts/email/{template}", context=context)
             mail_queue(message=message)

@@ -187,4 +187,24 @@ def test_a_password_set_by_staff_in_the_admin_revokes_the_keys_too(
     api_key.refresh_from_db()
     assert api_key.revoked_at is not None
     assert key_client(raw_key).get("/api/v1/orders/").status_code == 401
-    assert "API" in last_mail_to(customer.email).subject
+    told = last_mail_to(customer.email)  # in the customer's language (French here)
+    assert (
+        told.subject == "[LocaGPU] Notre équipe a défini un nouveau mot de passe pour votre compte"
+    )
+    assert "1 clé d’API a été révoquée" in told.body and "réinitialisez" not in told.body
+
+
+def test_password_login_turned_off_by_staff_is_told_even_without_keys(
+    admin_client, customer, worker_runs
+):
+    with worker_runs():
+        response = admin_client.post(
+            f"/admin/accounts/user/{customer.pk}/password/",
+            {"usable_password": "false", "unset-password": ""},
+        )
+    assert response.status_code == 302
+    customer.refresh_from_db()
+    assert not customer.has_usable_password()
+    told = last_mail_to(customer.email)
+    assert "désactivé la connexion par mot de passe" in told.subject
+    assert "Écrivez-nous" in told.body
