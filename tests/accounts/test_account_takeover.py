@@ -191,7 +191,7 @@ def test_a_password_set_by_staff_in_the_admin_revokes_the_keys_too(
     assert (
         told.subject == "[LocaGPU] Notre équipe a défini un nouveau mot de passe pour votre compte"
     )
-    assert "1 clé d’API a été révoquée" in told.body and "réinitialisez" not in told.body
+    assert "1 clé d\u2019API a été révoquée" in told.body and "réinitialisez" not in told.body
 
 
 def test_password_login_turned_off_by_staff_is_told_even_without_keys(
