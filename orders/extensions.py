@@ -17,7 +17,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import gettext_noop
@@ -240,11 +239,7 @@ def _rental_extend(*, rental: Order, extension: Order, actor: str, actor_user: U
     days = timedelta(days=extension.term_days)
     old_end = rental.ends_at if rental.status == S.ACTIVE else None
     if old_end is not None:
-        # The reminders start again from the new end.
-        Order.objects.filter(pk=rental.pk).update(
-            ends_at=F("ends_at") + days, ending_notice_hours=None
-        )
-        rental.ends_at, rental.ending_notice_hours = old_end + days, None
+        _rental_end_move(rental=rental, end=old_end + days)
     # Not active yet: activation counts the paid extensions' days (rental_end).
     order_event_record(
         order=rental,
@@ -261,6 +256,13 @@ def _rental_extend(*, rental: Order, extension: Order, actor: str, actor_user: U
     )
 
 
+def _rental_end_move(*, rental: Order, end: datetime) -> None:
+    """The running rental (locked by the caller) ends at `end`; its reminders start again
+    from there."""
+    Order.objects.filter(pk=rental.pk).update(ends_at=end, ending_notice_hours=None)
+    rental.ends_at, rental.ending_notice_hours = end, None
+
+
 def rental_shorten(*, extension: Order, actor_user: User | None) -> None:
     """Take the days of `extension`, just refunded, back from its rental while it runs: the
     end moves back by them, never before now (the beat then completes the rental). A rental
@@ -272,8 +274,7 @@ def rental_shorten(*, extension: Order, actor_user: User | None) -> None:
         return
     old_end = rental.ends_at
     new_end = max(old_end - timedelta(days=extension.term_days), timezone.now())
-    # The reminders start again from the new end.
-    Order.objects.filter(pk=rental.pk).update(ends_at=new_end, ending_notice_hours=None)
+    _rental_end_move(rental=rental, end=new_end)
     order_event_record(
         order=rental,
         kind=OrderEvent.Kind.NOTE,

@@ -438,10 +438,14 @@ def order_refund(*, order: Order, actor_user: User, reason: str) -> bool:
     with transaction.atomic():
         # Extensions before their rental, as everywhere (orders.extensions): a refund of one
         # of them at the same time takes the same locks in the same order.
-        paid_extensions = list(
-            Order.objects.select_for_update()
-            .filter(extends=order, status=OrderStatus.PAID)
-            .order_by("pk")
+        paid_extensions = (
+            []
+            if order.is_extension
+            else list(
+                Order.objects.select_for_update()
+                .filter(extends=order, status=OrderStatus.PAID)
+                .order_by("pk")
+            )
         )
         refunded = order_transition(
             order=order,
