@@ -1,11 +1,12 @@
 """The test suite: real PostgreSQL and Redis on this machine (see tests/conftest.py)."""
 
 from .base import *  # noqa: F403
-from .base import env
+from .base import POSTGRESQL_ENGINE, env
 
 DATABASES = {
     "default": env.db("DATABASE_URL", default="postgres://postgres@127.0.0.1:5432/rental"),
 }
+DATABASES["default"]["ENGINE"] = POSTGRESQL_ENGINE
 # Two suites may run at once on one machine (two developers, or CI beside a developer):
 # each picks its own test database and Redis databases through these variables.
 DATABASES["default"]["TEST"] = {"NAME": env("TEST_DB_NAME", default="test_rental")}
