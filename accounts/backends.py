@@ -1,9 +1,11 @@
 """Authentication backends: Django's and allauth's, loading the signed-in account of each
-request together with what the second-factor check reads (accounts.two_factor)."""
+request together with what the second-factor check reads (accounts.two_factor), or taking it
+from the session that brought it along (accounts.sessions)."""
 
 from allauth.account.auth_backends import AuthenticationBackend
 from django.contrib.auth.backends import ModelBackend
 
+from accounts.sessions import account_read_with_session
 from accounts.two_factor import signed_in_account
 
 
@@ -11,7 +13,7 @@ class AccountBackend(ModelBackend):
     """Passwords checked as Django checks them (the address is the username)."""
 
     def get_user(self, user_id):
-        user = signed_in_account(user_id=user_id)
+        user = account_read_with_session(user_id) or signed_in_account(user_id=user_id)
         return user if user is not None and self.user_can_authenticate(user) else None
 
 

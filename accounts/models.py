@@ -1,8 +1,10 @@
 import zoneinfo
 from functools import cache
+from importlib import import_module
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser, BaseUserManager
+from django.contrib.sessions.base_session import AbstractBaseSession
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils.translation import gettext_lazy as _
@@ -144,6 +146,10 @@ class User(AbstractUser):
 
     objects = UserManager()
 
+    # Whether the account has a confirmed authenticator, when it was read along with the
+    # account of a signed-in request (accounts.two_factor.account_from_row); unset otherwise.
+    has_second_factor: bool
+
     class Meta:
         verbose_name = _("user")
         verbose_name_plural = _("users")
@@ -266,3 +272,21 @@ class UnsentMail(models.Model):
 
     def __str__(self) -> str:
         return str(self.message.get("subject", ""))
+
+
+class Session(AbstractBaseSession):
+    """A browser's session, as Django stores it, with the account signed in on it in a column
+    of its own: a signed-in request reads its session and its account in one query
+    (accounts.sessions). Deleting an account ends its sessions."""
+
+    account = models.ForeignKey(
+        User, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+
+    class Meta(AbstractBaseSession.Meta):
+        verbose_name = _("session")
+        verbose_name_plural = _("sessions")
+
+    @classmethod
+    def get_session_store_class(cls):
+        return import_module(settings.SESSION_ENGINE).SessionStore

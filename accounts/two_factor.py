@@ -6,6 +6,7 @@ import logging
 from dataclasses import dataclass
 
 from django.db import connection, transaction
+from django.db.models.expressions import Col
 from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
 from django_otp.models import Device
@@ -61,14 +62,54 @@ def two_factor_enabled(*, user: User) -> bool:
 
 def signed_in_account(*, user_id: int) -> User | None:
     """The account a session names, with whether two_factor_enabled read along
-    (`has_second_factor`): what every signed-in request needs, in one query written once."""
-    return next(iter(User.objects.raw(_signed_in_account_sql(), [user_id])), None)
+    (`has_second_factor`): what every signed-in request needs, in one query written once.
+    accounts.sessions reads the same columns along with the session itself."""
+    with connection.cursor() as cursor:
+        cursor.execute(_signed_in_account_sql(), [user_id])
+        row = cursor.fetchone()
+    return None if row is None else account_from_row(row)
+
+
+def account_columns_sql(alias: str) -> str:
+    """SQL: what account_from_row reads, of the account at `alias`, in its order."""
+    quote = connection.ops.quote_name
+    columns = [f"{alias}.{quote(str(field.column))}" for field in User._meta.concrete_fields]
+    second_factor = _authenticator_confirmed_sql(f"{alias}.{quote(str(User._meta.pk.column))}")
+    return ", ".join([*columns, second_factor])
+
+
+def account_from_row(values) -> User | None:
+    """The account of a row of account_columns_sql, converted as the ORM converts its rows;
+    None for a row of NULLs (an outer join that found no account)."""
+    fields = User._meta.concrete_fields
+    values = list(values)
+    if values[fields.index(User._meta.pk)] is None:
+        return None
+    for index, converters, column in _account_converters(connection.vendor):
+        for converter in converters:
+            values[index] = converter(values[index], column, connection)
+    account = User.from_db(connection.alias, [field.attname for field in fields], values[:-1])
+    account.has_second_factor = bool(values[-1])
+    return account
+
+
+@functools.cache
+def _account_converters(vendor: str) -> list[tuple[int, list, Col]]:
+    """(index, converters, column) of the account's fields that the database returns in
+    another type than the field's own (dates as text on SQLite, say)."""
+    found = []
+    for index, field in enumerate(User._meta.concrete_fields):
+        column = field.get_col(User._meta.db_table)
+        converters = connection.ops.get_db_converters(column) + field.get_db_converters(connection)
+        if converters:
+            found.append((index, converters, column))
+    return found
 
 
 @functools.cache
 def _signed_in_account_sql() -> str:
     return (
-        f"SELECT u.*, {_authenticator_confirmed_sql('u.id')} AS has_second_factor "
+        f"SELECT {account_columns_sql('u')} "
         f"FROM {connection.ops.quote_name(User._meta.db_table)} u WHERE u.id = %s"
     )
 

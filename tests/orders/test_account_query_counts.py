@@ -18,21 +18,21 @@ from tests.payments.helpers import order_with_invoice
 
 pytestmark = pytest.mark.django_db
 
-# Ceilings: session, the account with whether it has a second factor (one query,
-# accounts.backends), the version of what the page shows (orders.versions), then what the page
+# Ceilings: the session with its account and whether it has a second factor (one query,
+# accounts.sessions), the version of what the page shows (orders.versions), then what the page
 # itself reads when it is rendered afresh.
 CEILINGS = {
     # The page: its payment (with the currencies a feed prices now), refund, invoice, journal
     # and SSH-key sections each read their rows once.
-    "order page": 12,
-    "status poll": 5,
+    "order page": 11,
+    "status poll": 4,
     # The poll rebuilds the instructions (QR, rate) when what is left changed.
-    "payment poll": 8,
-    "order list": 5,
-    "API keys page": 4,
+    "payment poll": 7,
+    "order list": 4,
+    "API keys page": 3,
 }
-# Served again while nothing changed: session, account and the version alone.
-STORED = {"order page": 3, "status poll": 3, "payment poll": 3, "order list": 3}
+# Served again while nothing changed: the session with its account, and the version.
+STORED = {"order page": 2, "status poll": 2, "payment poll": 2, "order list": 2}
 
 
 def _pages(order) -> dict[str, str]:
