@@ -12,7 +12,7 @@ from django_otp.plugins.otp_static.models import StaticDevice
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from accounts.apikeycache import user_api_keys_forget
-from accounts.models import AuthenticatorApp, RecoveryCodes, User
+from accounts.models import AuthenticatorApp, RecoveryCodes, UnsentMail, User
 from accounts.services import account_password_changed
 from rental.admin import ReadOnlyAdmin
 
@@ -214,3 +214,31 @@ class SecondFactorDeviceAdmin(ReadOnlyAdmin):
 for otp_model, named_model in ((TOTPDevice, AuthenticatorApp), (StaticDevice, RecoveryCodes)):
     admin.site.unregister(otp_model)
     admin.site.register(named_model, SecondFactorDeviceAdmin)
+
+
+@admin.register(UnsentMail)
+class UnsentMailAdmin(ReadOnlyAdmin):
+    """E-mails waiting for the broker (accounts.mail): how many, to whom, since when, and
+    until when they are kept (then dropped unsent). Never their text: a reset link or a
+    sign-up code is in it."""
+
+    list_display = ["subject", "recipients", "waiting_since", "kept_until"]
+    fields = list_display
+    readonly_fields = list_display
+    list_display_links = None
+
+    @admin.display(description=_("subject"))
+    def subject(self, unsent: UnsentMail) -> str:
+        return str(unsent.message.get("subject", ""))
+
+    @admin.display(description=_("recipients"))
+    def recipients(self, unsent: UnsentMail) -> str:
+        return ", ".join(unsent.message.get("to", []))
+
+    @admin.display(description=_("waiting since"), ordering="created_at")
+    def waiting_since(self, unsent: UnsentMail) -> str:
+        return _when(unsent.created_at)
+
+    @admin.display(description=_("kept until"), ordering="expires_at")
+    def kept_until(self, unsent: UnsentMail) -> str:
+        return _when(unsent.expires_at)

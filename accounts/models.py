@@ -269,6 +269,8 @@ class UnsentMail(models.Model):
 
     class Meta:
         ordering = ["created_at", "id"]
+        verbose_name = _("unsent e-mail")
+        verbose_name_plural = _("unsent e-mails")
 
     def __str__(self) -> str:
         return str(self.message.get("subject", ""))

@@ -110,3 +110,19 @@ def test_a_reset_kept_past_its_quarter_of_an_hour_is_dropped_unsent(
     UnsentMail.objects.update(expires_at=timezone.now())
     assert mails_unsent_queue_task() == 0
     assert not mail.outbox and not UnsentMail.objects.exists()
+
+
+def test_staff_see_the_waiting_mails_without_their_text(
+    customer, celery_eager, django_capture_on_commit_callbacks, admin_client
+):
+    with broker_down(celery_eager), django_capture_on_commit_callbacks(execute=True):
+        Client().post("/fr/accounts/password/reset/", {"email": customer.email})
+    [unsent] = UnsentMail.objects.all()
+
+    page = admin_client.get("/admin/accounts/unsentmail/")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert customer.email in text and str(unsent.message["subject"]) in text
+    assert "/reset/key/" not in text and unsent.message["body"][:40] not in text
+    assert admin_client.get("/admin/accounts/unsentmail/add/").status_code == 403
+    assert admin_client.get(f"/admin/accounts/unsentmail/{unsent.pk}/delete/").status_code == 403
