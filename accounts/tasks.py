@@ -24,3 +24,12 @@ def mails_unsent_queue_task() -> int:
     from accounts.mail import mails_unsent_queue
 
     return mails_unsent_queue()
+
+
+@shared_task
+def sessions_clear_expired_task() -> None:
+    """What `manage.py clearsessions` does: expired sessions deleted (a signed-out browser's
+    row goes at once; an abandoned one stays until it expires)."""
+    from accounts.sessions import SessionStore
+
+    SessionStore.clear_expired()

@@ -366,6 +366,12 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
         "schedule": 60.0,
         "options": {"expires": 60.0},
     },
+    # Sessions past their expiry (Django leaves them to `clearsessions`).
+    "accounts-sessions-clear": {
+        "task": "accounts.tasks.sessions_clear_expired_task",
+        "schedule": 3600.0,
+        "options": {"expires": 3600.0},
+    },
     # Order events whose dispatch could not be queued (broker down) or was lost with it.
     "orders-dispatch-pending": {
         "task": "orders.tasks.orders_dispatch_pending_task",

@@ -23,6 +23,7 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 from accounts.middleware import AuthenticationMiddleware
 from accounts.models import Session, User
 from accounts.sessions import SessionStore, account_read_with_session, session_in_use
+from accounts.tasks import sessions_clear_expired_task
 from tests.accounts.two_factor import SecondFactorClient, totp_code
 from tests.factories import UserFactory
 
@@ -308,3 +309,17 @@ def test_reversed_the_open_sessions_go_back_to_django_session(client, customer):
     key = client.session.session_key
     migration.sessions_copy_back(apps, None)
     assert DjangoSession.objects.get(session_key=key).get_decoded()[SESSION_KEY] == str(customer.pk)
+
+
+@pytest.mark.django_db
+def test_the_beat_clears_expired_sessions(client, customer, outsider, settings):
+    client.force_login(customer)
+    expired = SecondFactorClient()
+    expired.force_login(outsider)
+    Session.objects.filter(account=outsider).update(expire_date=timezone.now())
+    entry = settings.CELERY_BEAT_SCHEDULE["accounts-sessions-clear"]
+    assert entry["task"] == "accounts.tasks.sessions_clear_expired_task"
+
+    sessions_clear_expired_task()
+
+    assert list(Session.objects.values_list("account", flat=True)) == [customer.pk]
