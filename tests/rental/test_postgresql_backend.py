@@ -37,14 +37,19 @@ def _observer():
     return other
 
 
-def _last_statement(pid: int) -> str:
+def _observed(sql: str, *params):
+    """The first value `sql` gives on another connection (autocommit)."""
     observer = _observer()
     try:
         with observer.cursor() as cursor:
-            cursor.execute("SELECT query FROM pg_stat_activity WHERE pid = %s", [pid])
+            cursor.execute(sql, params)
             return cursor.fetchone()[0]
     finally:
         observer.close()
+
+
+def _last_statement(pid: int) -> str:
+    return _observed("SELECT query FROM pg_stat_activity WHERE pid = %s", pid)
 
 
 def _djangos_answer(wrapper) -> bool:
@@ -81,14 +86,8 @@ def test_a_connection_idle_for_longer_is_asked(kept_connection):
 
 def test_a_connection_the_server_ended_is_not_usable(kept_connection):
     pid = kept_connection.connection.info.backend_pid
-    observer = _observer()
-    try:
-        with observer.cursor() as cursor:
-            # Waits (up to 5 s) until the backend is gone.
-            cursor.execute("SELECT pg_terminate_backend(%s, 5000)", [pid])
-            assert cursor.fetchone()[0]
-    finally:
-        observer.close()
+    # Waits (up to 5 s) until the backend is gone.
+    assert _observed("SELECT pg_terminate_backend(%s, 5000)", pid)
 
     assert not kept_connection.is_usable()
 
