@@ -81,29 +81,42 @@ def account_columns_sql(alias: str) -> str:
 def account_from_row(values) -> User | None:
     """The account of a row of account_columns_sql, converted as the ORM converts its rows;
     None for a row of NULLs (an outer join that found no account)."""
-    fields = User._meta.concrete_fields
+    layout = _account_layout(connection.vendor)
     values = list(values)
-    if values[fields.index(User._meta.pk)] is None:
+    if values[layout.pk_index] is None:
         return None
-    for index, converters, column in _account_converters(connection.vendor):
+    for index, converters, column in layout.converters:
         for converter in converters:
             values[index] = converter(values[index], column, connection)
-    account = User.from_db(connection.alias, [field.attname for field in fields], values[:-1])
+    account = User.from_db(connection.alias, layout.attnames, values[:-1])
     account.has_second_factor = bool(values[-1])
     return account
 
 
+@dataclass(frozen=True)
+class _AccountLayout:
+    pk_index: int
+    attnames: list[str]
+    # (index, converters, column) of the fields the database returns in another type than
+    # the field's own (dates as text on SQLite, say).
+    converters: list[tuple[int, list, Col]]
+
+
 @functools.cache
-def _account_converters(vendor: str) -> list[tuple[int, list, Col]]:
-    """(index, converters, column) of the account's fields that the database returns in
-    another type than the field's own (dates as text on SQLite, say)."""
-    found = []
-    for index, field in enumerate(User._meta.concrete_fields):
+def _account_layout(vendor: str) -> _AccountLayout:
+    """What account_from_row needs of the account's fields, worked out once per process."""
+    fields = User._meta.concrete_fields
+    converters = []
+    for index, field in enumerate(fields):
         column = field.get_col(User._meta.db_table)
-        converters = connection.ops.get_db_converters(column) + field.get_db_converters(connection)
-        if converters:
-            found.append((index, converters, column))
-    return found
+        found = connection.ops.get_db_converters(column) + field.get_db_converters(connection)
+        if found:
+            converters.append((index, found, column))
+    return _AccountLayout(
+        pk_index=fields.index(User._meta.pk),
+        attnames=[field.attname for field in fields],
+        converters=converters,
+    )
 
 
 @functools.cache
