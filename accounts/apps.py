@@ -6,3 +6,20 @@ class AccountsConfig(AppConfig):
     name = "accounts"
     # allauth's "account" app is called "Accounts" in the admin already: one section each.
     verbose_name = _("Users and keys")
+
+    def ready(self) -> None:
+        from django.db.models.signals import post_migrate
+        from django_otp.plugins.otp_totp.models import TOTPDevice
+
+        from accounts.models import Session, SshKey, User
+        from rental import changes
+
+        # What a signed-in request reads of its account (accounts.sessions) and what the
+        # account's pages show of it.
+        changes.watch(User, changes.account_tag_sql(changes.column(User, "id")))
+        changes.watch(Session, changes.account_tag_sql(changes.column(Session, "account")))
+        changes.watch(TOTPDevice, changes.account_tag_sql(changes.column(TOTPDevice, "user")))
+        changes.watch(SshKey, changes.account_tag_sql(changes.column(SshKey, "user")))
+        # Every migrate writes the triggers of what the apps watch (the last app's ready()
+        # has run by then); the lowest app connects it.
+        post_migrate.connect(changes.triggers_install, sender=self, dispatch_uid="rental.changes")

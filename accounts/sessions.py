@@ -29,6 +29,8 @@ from django.utils import timezone
 
 from accounts.models import Session, User
 from accounts.two_factor import account_columns_sql, account_from_row
+from rental.changes import account_tag, now_seen
+from rental.responsecache import Kept
 
 # Old path -> the backend that replaced it (settings.AUTHENTICATION_BACKENDS).
 BACKENDS_RENAMED = {
@@ -63,11 +65,15 @@ def _select_sql() -> str:
         return f"s.{quote(session.get_field(name).column)}"
 
     return (
-        f"SELECT {column('session_data')}, {account_columns_sql('a')} "
+        f"SELECT {column('session_data')}, {column('expire_date')}, {account_columns_sql('a')} "
         f"FROM {quote(session.db_table)} s LEFT JOIN {quote(account.db_table)} a "
         f"ON a.{quote(account.pk.column)} = {column('account')} "
         f"WHERE {column('session_key')} = %s AND {column('expire_date')} > %s"
     )
+
+
+# Signed-in sessions' rows, as read, in this process's memory (rental.responsecache).
+_kept = Kept()
 
 
 class SessionStore(db.SessionStore):
@@ -94,15 +100,26 @@ class SessionStore(db.SessionStore):
         return self.create_model_instance(data)
 
     def _get_session_from_db(self) -> Session | None:
+        heard = now_seen()  # before anything is read
+        row = _kept.get((self.session_key,), heard)
+        if row is None:
+            row = self._session_row()
+            if row is None:
+                self._session_key = None
+                return None
+        self.account = account_from_row(row[2:])
+        if self.account is not None and heard is not None:
+            # Kept while nothing of the account (its row, its sessions, its second factor)
+            # was heard changing, and until the session expires.
+            tags = frozenset({account_tag(self.account.pk)})
+            _kept.put((self.session_key,), heard, tags=tags, valid_until=row[1], value=row)
+        return Session(session_key=self.session_key, session_data=row[0])
+
+    def _session_row(self) -> tuple | None:
         now = connection.ops.adapt_datetimefield_value(timezone.now())
         with connection.cursor() as cursor:
             cursor.execute(_select_sql(), [self.session_key, now])
-            row = cursor.fetchone()
-        if row is None:
-            self._session_key = None
-            return None
-        self.account = account_from_row(row[1:])
-        return Session(session_key=self.session_key, session_data=row[0])
+            return cursor.fetchone()
 
 
 _in_use: ContextVar[SessionStore | None] = ContextVar("accounts_session_in_use", default=None)

@@ -24,3 +24,13 @@ class BillingConfig(AppConfig):
         hooks.admin_sections.register("billing", order_admin_billing_section)
         hooks.page_sections.register(BILLING_SECTION, order_billing_section)
         hooks.order_version_parts.register("billing", order_billing_version_parts)
+        _watch_billing_rows()
+
+
+def _watch_billing_rows() -> None:
+    """An order's invoice and credit note change its pages (rental.changes)."""
+    from billing.models import BillingDocument
+    from orders.versions import order_account_tag
+    from rental import changes
+
+    changes.watch(BillingDocument, order_account_tag(changes.column(BillingDocument, "order")))

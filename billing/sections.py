@@ -2,7 +2,7 @@
 rows that page then reads, for the stored answers' version (orders.versions)."""
 
 from billing.models import BillingDocument
-from orders.hooks import PageSection
+from orders.hooks import PageSection, VersionParts
 from orders.models import Order
 from orders.versions import rows_digest
 
@@ -14,5 +14,5 @@ def order_billing_section(*, order: Order) -> PageSection:
     return PageSection("billing/_order_section.html", {"billing_documents": documents})
 
 
-def order_billing_version_parts() -> list[str]:
-    return [rows_digest(BillingDocument, "t.order_id = o.id")]
+def order_billing_version_parts() -> VersionParts:
+    return VersionParts(digest=[rows_digest(BillingDocument, "t.order_id = o.id")])

@@ -97,6 +97,17 @@ def order_email_attachments(*, event: OrderEvent) -> list[tuple[str, bytes, str]
     return [attachment for hook in email_attachments for attachment in hook(event=event)]
 
 
-# parts() -> SQL expressions over the order's row `o` (text, or cast to it) naming what else
-# the order's pages read: the app's rows of that order (orders.versions).
-order_version_parts: Hooks[Callable[[], list[str]]] = Hooks()
+@dataclass(frozen=True)
+class VersionParts:
+    """SQL expressions over the order's row `o` (orders.versions): `digest`, texts naming what
+    else the order's pages read (the app's rows of that order); `tags`, texts of the
+    rental.changes tags those rows change with besides the order's account's (space-separated,
+    or NULL); `deadlines`, when the pages change by the clock alone (timestamps, or NULL)."""
+
+    digest: list[str]
+    tags: list[str] = field(default_factory=list)
+    deadlines: list[str] = field(default_factory=list)
+
+
+# parts() -> VersionParts of the app's rows on the order's pages.
+order_version_parts: Hooks[Callable[[], VersionParts]] = Hooks()

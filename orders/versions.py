@@ -16,21 +16,28 @@ import functools
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Model
+from django.http import Http404
 
 from accounts.models import User
 from catalog.models import Environment, GpuModel, TermPrice
-from orders.hooks import order_version_parts
+from orders.hooks import VersionParts, order_version_parts
 from orders.hosts import Host, SlotHold
 from orders.models import Order, OrderEvent
+from rental.changes import account_tag, account_tag_sql, host_tag_sql
+from rental.responsecache import Version
 
 
 @dataclass(frozen=True)
 class OrderVersion:
     order_id: int
     digest: str
+    # What the pages change with (rental.changes), and the time they change by themselves.
+    tags: frozenset[str]
+    valid_until: datetime | None
 
 
 def table(model: type[Model]) -> str:
@@ -50,29 +57,51 @@ def rows_digest(model: type[Model], where: str) -> str:
     )
 
 
-def _order_parts() -> list[str]:
+def order_account_tag(order_id_sql: str) -> str:
+    """SQL: the rental.changes tag of the account owning the order whose id `order_id_sql`
+    gives (a row of the order's, for its trigger)."""
+    return account_tag_sql(f"SELECT user_id FROM {table(Order)} WHERE id = {order_id_sql}")
+
+
+def _order_parts() -> VersionParts:
     keys = Order.ssh_keys.through
-    return [
-        row_version("o"),
-        rows_digest(OrderEvent, "t.order_id = o.id"),
-        rows_digest(SlotHold, "t.order_id = o.id"),
-        rows_digest(Host, f"t.id IN (SELECT host_id FROM {table(SlotHold)} WHERE order_id = o.id)"),
-        rows_digest(keys, "t.order_id = o.id"),
-        rows_digest(
-            keys._meta.get_field("sshkey").related_model,
-            f"t.id IN (SELECT sshkey_id FROM {table(keys)} WHERE order_id = o.id)",
-        ),
-        rows_digest(GpuModel, "t.id = o.gpu_id"),
-        # Today's rates: a rental's page prices its extensions with them.
-        rows_digest(TermPrice, "t.gpu_id = o.gpu_id"),
-        rows_digest(Environment, "t.id = o.environment_id"),
-        # A rental lists its extensions; an extension names its rental and its status.
-        rows_digest(Order, "t.extends_id = o.id"),
-        rows_digest(Order, "t.id = o.extends_id"),
-        "(o.payment_deadline > now())::text",
-        # "Time left: 3 days, 4 hours" changes by the minute.
-        "CASE WHEN o.ends_at IS NOT NULL THEN floor(extract(epoch FROM now()) / 60)::text END",
-    ]
+    return VersionParts(
+        digest=[
+            row_version("o"),
+            rows_digest(OrderEvent, "t.order_id = o.id"),
+            rows_digest(SlotHold, "t.order_id = o.id"),
+            rows_digest(
+                Host, f"t.id IN (SELECT host_id FROM {table(SlotHold)} WHERE order_id = o.id)"
+            ),
+            rows_digest(keys, "t.order_id = o.id"),
+            rows_digest(
+                keys._meta.get_field("sshkey").related_model,
+                f"t.id IN (SELECT sshkey_id FROM {table(keys)} WHERE order_id = o.id)",
+            ),
+            rows_digest(GpuModel, "t.id = o.gpu_id"),
+            # Today's rates: a rental's page prices its extensions with them.
+            rows_digest(TermPrice, "t.gpu_id = o.gpu_id"),
+            rows_digest(Environment, "t.id = o.environment_id"),
+            # A rental lists its extensions; an extension names its rental and its status.
+            rows_digest(Order, "t.extends_id = o.id"),
+            rows_digest(Order, "t.id = o.extends_id"),
+            "(o.payment_deadline > now())::text",
+            # "Time left: 3 days, 4 hours" changes by the minute.
+            "CASE WHEN o.ends_at IS NOT NULL THEN floor(extract(epoch FROM now()) / 60)::text END",
+        ],
+        # The account's own rows (the order, its extensions, keys...) change with its tag.
+        tags=[
+            f"(SELECT string_agg(DISTINCT {host_tag_sql('t.host_id')}, ' ') "
+            f"FROM {table(SlotHold)} t WHERE t.order_id = o.id)"
+        ],
+        deadlines=[
+            "CASE WHEN o.payment_deadline > now() THEN o.payment_deadline END",
+            NEXT_MINUTE_SQL.join(["CASE WHEN o.ends_at IS NOT NULL THEN ", " END"]),
+        ],
+    )
+
+
+NEXT_MINUTE_SQL = "date_trunc('minute', now()) + interval '1 minute'"
 
 
 def _digest_sql() -> str:
@@ -80,12 +109,16 @@ def _digest_sql() -> str:
 
 
 @functools.cache
-def _digest_sql_of(registered: tuple[Callable[[], list[str]], ...]) -> str:
+def _digest_sql_of(registered: tuple[Callable[[], VersionParts], ...]) -> str:
     """Written once per process for the parts the apps registered (a request costs none)."""
-    parts = _order_parts() + [part for parts in registered for part in parts()]
+    every = [_order_parts(), *(parts() for parts in registered)]
+    digest = [part for parts in every for part in parts.digest]
+    tags = [account_tag_sql("o.user_id"), *(part for parts in every for part in parts.tags)]
+    deadlines = [part for parts in every for part in parts.deadlines]
     return (
-        f"SELECT o.id, md5(concat_ws('|', {', '.join(parts)})) FROM {table(Order)} o "
-        "WHERE o.user_id = %s AND o.number = %s"
+        f"SELECT o.id, md5(concat_ws('|', {', '.join(digest)})), "
+        f"concat_ws(' ', {', '.join(tags)}), least({', '.join(deadlines)}) "
+        f"FROM {table(Order)} o WHERE o.user_id = %s AND o.number = %s"
     )
 
 
@@ -114,14 +147,32 @@ def _prepared_fetchone(sql: str, params: list) -> tuple | None:
         return cursor.fetchone()
 
 
+def order_answer_version(*, user: User, number: str) -> Version:
+    """The version of the user's own order `number`, as stored answers name it; a 404 for
+    anyone else's order."""
+    found = order_version(user=user, number=number)
+    if found is None:
+        raise Http404
+    return Version(
+        name=f"order-{found.order_id}-{found.digest}",
+        tags=found.tags,
+        valid_until=found.valid_until,
+    )
+
+
 def order_version(*, user: User, number: str) -> OrderVersion | None:
     """The version of the user's own order with that number (any case); None when the user
     has no such order. Only call with versions_supported()."""
     row = _prepared_fetchone(_digest_sql(), [user.pk, number.upper()])
-    return None if row is None else OrderVersion(order_id=row[0], digest=row[1])
+    if row is None:
+        return None
+    order_id, digest, tags, valid_until = row
+    return OrderVersion(
+        order_id=order_id, digest=digest, tags=frozenset(tags.split()), valid_until=valid_until
+    )
 
 
-def orders_version(*, user: User) -> str:
+def orders_version(*, user: User) -> Version:
     """The version of the user's order list: every order's row, GPU and environment, and the
     minute (dates and statuses read with the clock)."""
     mine = f"SELECT {{column}} FROM {table(Order)} WHERE user_id = %s"
@@ -131,6 +182,10 @@ def orders_version(*, user: User) -> str:
         rows_digest(Environment, f"t.id IN ({mine.format(column='environment_id')})"),
         "floor(extract(epoch FROM now()) / 60)::text",
     ]
-    row = _prepared_fetchone(f"SELECT md5(concat_ws('|', {', '.join(parts)}))", [user.pk] * 3)
+    row = _prepared_fetchone(
+        f"SELECT md5(concat_ws('|', {', '.join(parts)})), {NEXT_MINUTE_SQL}", [user.pk] * 3
+    )
     assert row is not None  # an aggregate: always one row
-    return row[0]
+    return Version(
+        name=f"orders-{row[0]}", tags=frozenset({account_tag(user.pk)}), valid_until=row[1]
+    )

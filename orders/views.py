@@ -29,7 +29,7 @@ from orders.services import (
     quote_build,
 )
 from orders.stock import gpus_with_availability
-from orders.versions import order_version, orders_version, versions_supported
+from orders.versions import order_answer_version, orders_version, versions_supported
 from rental.context_processors import language_links
 from rental.responsecache import cached_page
 
@@ -255,11 +255,10 @@ def order_answer(request, number: str, render_answer: Callable[[], HttpResponse]
     version stays the same (orders.versions); a 404 for anyone else's, as before."""
     if not versions_supported():
         return render_answer()
-    version = order_version(user=request.user, number=number)
-    if version is None:
-        raise Http404
     return cached_page(
-        request, version=f"order-{version.order_id}-{version.digest}", render=render_answer
+        request,
+        version=lambda: order_answer_version(user=request.user, number=number),
+        render=render_answer,
     )
 
 
@@ -274,7 +273,7 @@ def order_list(request):
     if not versions_supported():
         return render_list()
     return cached_page(
-        request, version=f"orders-{orders_version(user=request.user)}", render=render_list
+        request, version=lambda: orders_version(user=request.user), render=render_list
     )
 
 

@@ -3,9 +3,11 @@ rates, assets, chains and the chains' cursors (confirmations count from the head
 each invoice is still watched, read in one join; their transfers; its refunds and "I've paid"
 claims."""
 
+from orders.hooks import VersionParts
 from orders.versions import row_version, rows_digest, table
 from payments.models import Asset, Chain, Invoice, PaymentClaim, Rate, ScanCursor, Transfer
 from payments.refunds.models import Refund
+from rental.changes import chain_tag_sql
 
 
 def _invoices_version() -> str:
@@ -27,11 +29,25 @@ def _invoices_version() -> str:
     )
 
 
-def order_payment_version_parts() -> list[str]:
+def order_payment_version_parts() -> VersionParts:
     invoices = f"SELECT id FROM {table(Invoice)} WHERE order_id = o.id"
-    return [
-        _invoices_version(),
-        rows_digest(Transfer, f"t.invoice_id IN ({invoices})"),
-        rows_digest(Refund, "t.order_id = o.id"),
-        rows_digest(PaymentClaim, "t.order_id = o.id"),
-    ]
+    return VersionParts(
+        digest=[
+            _invoices_version(),
+            rows_digest(Transfer, f"t.invoice_id IN ({invoices})"),
+            rows_digest(Refund, "t.order_id = o.id"),
+            rows_digest(PaymentClaim, "t.order_id = o.id"),
+        ],
+        # A transfer still confirming counts its confirmations from its chain's head.
+        tags=[
+            f"(SELECT string_agg(DISTINCT {chain_tag_sql('t.chain_id')}, ' ') "
+            f"FROM {table(Transfer)} t "
+            f"WHERE t.invoice_id IN ({invoices}) AND t.status = '{Transfer.Status.SEEN}')"
+        ],
+        # The window to pay closes, the watch of the address ends.
+        deadlines=[
+            f"(SELECT min(v.at) FROM {table(Invoice)} i "
+            "CROSS JOIN LATERAL (VALUES (i.monitor_until), (i.expires_at)) v(at) "
+            "WHERE i.order_id = o.id AND v.at > now())"
+        ],
+    )

@@ -5,13 +5,22 @@ answer is stored under that version and under who asks, for what path, in which 
 time zone: a stored answer is only ever served again to the same account, and any change to
 what it shows makes a new version, so the next request renders afresh.
 
+Each process also keeps the answers it served last in memory (Kept), with the tags of what
+they show (rental.changes): while none of those was heard changing, an answer is served again
+without asking for its version, so a customer watching an order nobody touched costs no round
+trip at all.
+
 A stored page holds no CSRF token: forms are rendered with a placeholder that each answer
 replaces with the token of the browser asking (django.middleware.csrf.get_token).
 """
 
 import hashlib
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
-from typing import TypeVar
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
 
 from django.contrib.messages import get_messages
 from django.http import HttpRequest, HttpResponse
@@ -20,6 +29,7 @@ from django.utils import timezone
 from django.utils.translation import get_language
 
 from rental.cachesafe import cache_get, cache_set
+from rental.changes import Feed, Seen, now_seen
 
 # Stored answers drop out of the cache by themselves after this (seconds). A stored answer is
 # never stale (a change makes a new version), so this only bounds what Redis holds: an order
@@ -28,6 +38,8 @@ from rental.cachesafe import cache_get, cache_set
 LIFETIME = 600
 # Answers kept per path and version, whatever the number of queries sent.
 MAX_QUERIES = 2
+# Answers each process keeps in memory (the latest used), whatever the number of customers.
+MAX_KEPT = 2_000
 CSRF_PLACEHOLDER = "csrf-token-placeholder-7f3a9c"
 _PLACEHOLDER = CSRF_PLACEHOLDER.encode()
 _RENDERING_SHARED = "_rendering_shared_page"
@@ -35,12 +47,99 @@ _RENDERING_SHARED = "_rendering_shared_page"
 T = TypeVar("T")
 
 
+@dataclass(frozen=True)
+class Version:
+    """What an answer shows, in a word (`name`); the rental.changes tags it changes with and
+    when it changes by the clock alone, for keeping it in memory (none: it is not kept)."""
+
+    name: str
+    tags: frozenset[str] = frozenset()
+    valid_until: datetime | None = None
+
+
+@dataclass(frozen=True)
+class _Kept:
+    seen: Seen
+    tags: frozenset[str]
+    valid_until: datetime
+    value: Any
+
+
+class Kept:
+    """Answers kept in this process's memory, served again while nothing they show was heard
+    changing (rental.changes) and their time has not come; the latest MAX_KEPT used."""
+
+    def __init__(self, size: int = MAX_KEPT) -> None:
+        self._size = size
+        self._entries: OrderedDict[tuple, _Kept] = OrderedDict()
+        self._lock = threading.Lock()
+        _every_kept.append(self)
+
+    def get(self, key: tuple, heard: tuple[Feed, Seen] | None) -> Any:
+        if heard is None:
+            return None
+        feed, now = heard
+        with self._lock:
+            kept = self._entries.get(key)
+            if kept is None:
+                return None
+            if timezone.now() >= kept.valid_until or not feed.unchanged(kept.seen, kept.tags, now):
+                del self._entries[key]
+                return None
+            self._entries.move_to_end(key)
+            return kept.value
+
+    def put(
+        self,
+        key: tuple,
+        heard: tuple[Feed, Seen] | None,
+        *,
+        tags: frozenset[str],
+        valid_until: datetime | None,
+        value,
+    ) -> None:
+        """Keep `value`, read after `heard` (now_seen() before reading anything of it), while
+        none of `tags` is heard, until `valid_until` and for LIFETIME at most (what the
+        stored answers live: what changes by the clock unnamed is read again as often)."""
+        if heard is None or not tags:
+            return
+        latest = timezone.now() + timedelta(seconds=LIFETIME)
+        kept = _Kept(
+            seen=heard[1],
+            tags=tags,
+            valid_until=latest if valid_until is None else min(valid_until, latest),
+            value=value,
+        )
+        with self._lock:
+            self._entries[key] = kept
+            self._entries.move_to_end(key)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+_every_kept: list[Kept] = []
+
+
+def kept_forget() -> None:
+    """Drop every answer this process keeps (a test starting afresh)."""
+    for kept in _every_kept:
+        kept.clear()
+
+
+_kept_pages = Kept()
+_kept_data = Kept()
+
+
 def csrf_placeholder(request: HttpRequest) -> dict:
     """Context processor: pages rendered to be stored get the placeholder as their token."""
     return {"csrf_token": CSRF_PLACEHOLDER} if getattr(request, _RENDERING_SHARED, False) else {}
 
 
-def _key(request: HttpRequest, kind: str, version: str) -> str:
+def _key(request: HttpRequest, kind: str) -> str:
     # The path without its query: the answers of one path are stored together, by query
     # (cached_page), so that no sender of made-up queries can store more than a few.
     parts = [
@@ -49,9 +148,12 @@ def _key(request: HttpRequest, kind: str, version: str) -> str:
         request.headers.get("HX-Request", ""),
         get_language() or "",
         timezone.get_current_timezone_name(),
-        version,
     ]
     return f"answer:{kind}:" + hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _stored_key(key: str, version: Version) -> str:
+    return f"{key}:" + hashlib.sha256(version.name.encode()).hexdigest()
 
 
 def _with_token(request: HttpRequest, body: bytes) -> bytes:
@@ -59,15 +161,23 @@ def _with_token(request: HttpRequest, body: bytes) -> bytes:
 
 
 def cached_page(
-    request: HttpRequest, *, version: str, render: Callable[[], HttpResponse]
+    request: HttpRequest, *, version: Callable[[], Version], render: Callable[[], HttpResponse]
 ) -> HttpResponse:
-    """`render()`'s page for this request, stored under `version` of what it shows."""
+    """`render()`'s page for this request, stored under `version()` of what it shows (asked
+    only when this process kept no current answer)."""
     if request.method != "GET" or len(get_messages(request)):
         return render()  # one-off messages belong to this answer alone
-    key, query = _key(request, "page", version), request.META.get("QUERY_STRING", "")
+    key, query = _key(request, "page"), request.META.get("QUERY_STRING", "")
+    heard = now_seen()  # before anything is read
+    kept = _kept_pages.get((key, query), heard)
+    if kept is not None:
+        body, content_type = kept
+        return HttpResponse(_with_token(request, body), content_type=content_type)
+    current = version()
+    stored_key = _stored_key(key, current)
     # {query: (body, content type)} of the latest MAX_QUERIES queries (a poll sends the
     # version of the part it shows; the language links carry the page's query along).
-    stored: dict[str, tuple[bytes, str]] = cache_get(key) or {}
+    stored: dict[str, tuple[bytes, str]] = cache_get(stored_key) or {}
     if query not in stored:
         setattr(request, _RENDERING_SHARED, True)
         try:
@@ -79,18 +189,34 @@ def cached_page(
         if response.status_code != 200 or response.cookies:
             response.content = _with_token(request, response.content)
             return response
-        kept = dict(list(stored.items())[-(MAX_QUERIES - 1) :])
-        stored = {**kept, query: (response.content, response["Content-Type"])}
-        cache_set(key, stored, LIFETIME)
+        kept_queries = dict(list(stored.items())[-(MAX_QUERIES - 1) :])
+        stored = {**kept_queries, query: (response.content, response["Content-Type"])}
+        cache_set(stored_key, stored, LIFETIME)
+    _kept_pages.put(
+        (key, query),
+        heard,
+        tags=current.tags,
+        valid_until=current.valid_until,
+        value=stored[query],
+    )
     body, content_type = stored[query]
     return HttpResponse(_with_token(request, body), content_type=content_type)
 
 
-def cached_data(request: HttpRequest, *, version: str, compute: Callable[[], T]) -> T:
-    """`compute()` (an API answer's data) for this request, stored under `version`."""
-    key = _key(request, "data", version)
-    data = cache_get(key)
+def cached_data(
+    request: HttpRequest, *, version: Callable[[], Version], compute: Callable[[], T]
+) -> T:
+    """`compute()` (an API answer's data) for this request, stored under `version()`."""
+    key = _key(request, "data")
+    heard = now_seen()  # before anything is read
+    data = _kept_data.get((key,), heard)
+    if data is not None:
+        return data
+    current = version()
+    stored_key = _stored_key(key, current)
+    data = cache_get(stored_key)
     if data is None:
         data = compute()
-        cache_set(key, data, LIFETIME)
+        cache_set(stored_key, data, LIFETIME)
+    _kept_data.put((key,), heard, tags=current.tags, valid_until=current.valid_until, value=data)
     return data

@@ -6,6 +6,7 @@ import redis
 from django.conf import settings
 
 from catalog.pagecache import forget_served_pages
+from rental.responsecache import kept_forget
 
 
 @functools.cache
@@ -23,6 +24,7 @@ def cache_empty() -> None:
     if keys:
         server.delete(*keys)
     forget_served_pages()
+    kept_forget()
 
 
 def cache_pointed_at(settings, location: str, options: dict | None = None) -> None:

@@ -1,5 +1,6 @@
 """Quotes and orders: the partner's side of the configurator and of the account pages."""
 
+import functools
 import hashlib
 import json
 import re
@@ -35,7 +36,7 @@ from catalog.pagecache import catalog_value
 from orders.consent import TermsAcceptance
 from orders.models import OrderEvent, OrderStatus
 from orders.services import MAX_ENVIRONMENT_DETAILS, MAX_QUANTITY, order_cancel, quote_build
-from orders.versions import order_version, versions_supported
+from orders.versions import order_answer_version, versions_supported
 from payments.services import payment_claim_rate_limited, payment_claim_record
 from rental.responsecache import cached_data
 
@@ -398,11 +399,8 @@ class OrderDetailApi(ApiView):
 
         if not versions_supported():
             return Response(data())
-        version = order_version(user=request.user, number=number)
-        if version is None:
-            raise Http404
-        digest = f"order-{version.order_id}-{version.digest}"
-        return Response(cached_data(request, version=digest, compute=data))
+        version = functools.partial(order_answer_version, user=request.user, number=number)
+        return Response(cached_data(request, version=version, compute=data))
 
 
 class OrderCancelApi(ApiView):

@@ -1,0 +1,292 @@
+"""What changed, heard by every web process as it commits: PostgreSQL triggers name, for each
+row written, whose pages it changes (a tag), and NOTIFY brings the tags to a thread of each
+process that LISTENs. Answers kept in a process's memory (rental.responsecache, the signed-in
+session of accounts.sessions) are served again while none of their tags was heard since they
+were read, so a page nobody's data changed for costs no round trip at all.
+
+Tags: "a<id>" for anything an account's own pages show (its account, sessions, orders and
+everything under them), "c<id>" for a chain's head (confirmations), "h<id>" for a host, and
+"g" for what every page may show (catalog, rates, chains' settings); emptying a table
+(TRUNCATE) says "g" too. Each app names the tags of its tables (watch(), in its ready()); the
+triggers are written from that list after every migrate.
+
+What is kept is only ever trusted while it can be: the listening connection has to have
+answered within HEALTHY_SECONDS, and anything read before it last (re)connected counts as
+changed. A request drains the notifications already on the socket before it looks, so what a
+commit changed is not served from memory once PostgreSQL has sent the notification, which it
+does as the transaction commits. Inside a transaction nothing is trusted: the request's own
+writes are not committed, so they were not heard.
+"""
+
+import contextlib
+import logging
+import os
+import select
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.models import Model
+
+logger = logging.getLogger(__name__)
+
+CHANNEL = "rental_changed"
+APPLICATION_NAME = "rental change feed"
+GLOBAL = "g"
+# The listening connection answers a query this often when nothing is heard...
+HEARTBEAT_SECONDS = 1.0
+# ... and what was kept is trusted only while it last answered within this.
+HEALTHY_SECONDS = 3.0
+# Tags remembered; past this, everything kept counts as changed (the memory stays bounded).
+MAX_TAGS = 50_000
+
+
+@dataclass(frozen=True)
+class Watched:
+    model: type[Model]
+    tags: tuple[str, ...]  # SQL over the written row `r`, each a text tag or NULL
+    inserts: bool
+
+
+_watched: dict[str, Watched] = {}
+
+
+def watch(model: type[Model], *tags: str, inserts: bool = True) -> None:
+    """Rows of `model` change the pages of these tags (SQL over the row `r`); `inserts`:
+    False for rows no page reads until an other row names them (written once, then read)."""
+    _watched[model._meta.db_table] = Watched(model=model, tags=tags, inserts=inserts)
+
+
+def column(model: type[Model], field: str) -> str:
+    """SQL: the column of `field` in the written row `r`."""
+    return f"r.{connections[DEFAULT_DB_ALIAS].ops.quote_name(model._meta.get_field(field).column)}"
+
+
+def account_tag(account_id: int) -> str:
+    """The tag of an account's own pages."""
+    return f"a{account_id}"
+
+
+def account_tag_sql(account_id_sql: str) -> str:
+    """SQL: account_tag() of the account whose id `account_id_sql` gives."""
+    return f"'a' || ({account_id_sql})"
+
+
+def chain_tag_sql(chain_id_sql: str) -> str:
+    """SQL: the tag of a chain's head."""
+    return f"'c' || ({chain_id_sql})"
+
+
+def host_tag_sql(host_id_sql: str) -> str:
+    return f"'h' || ({host_id_sql})"
+
+
+GLOBAL_TAG_SQL = f"'{GLOBAL}'"
+
+
+def _function_sql(table: str, watched: Watched, quote) -> list[str]:
+    function = quote(f"{CHANNEL}_{table}")
+    tags = watched.tags
+    events = "INSERT OR UPDATE OR DELETE" if watched.inserts else "UPDATE OR DELETE"
+    notify = (
+        f"FOREACH tag IN ARRAY ARRAY[{', '.join(tags)}]::text[] LOOP "
+        f"IF tag IS NOT NULL THEN PERFORM pg_notify('{CHANNEL}', tag); END IF; END LOOP;"
+    )
+    return [
+        f"CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $$ "
+        "DECLARE r record; tag text; BEGIN "
+        f"IF TG_OP IN ('UPDATE', 'DELETE') THEN r := OLD; {notify} END IF; "
+        f"IF TG_OP IN ('INSERT', 'UPDATE') THEN r := NEW; {notify} END IF; "
+        "RETURN NULL; END $$",
+        f"DROP TRIGGER IF EXISTS {CHANNEL} ON {quote(table)}",
+        f"CREATE TRIGGER {CHANNEL} AFTER {events} ON {quote(table)} "
+        f"FOR EACH ROW EXECUTE FUNCTION {function}()",
+        f"DROP TRIGGER IF EXISTS {CHANNEL}_truncate ON {quote(table)}",
+        f"CREATE TRIGGER {CHANNEL}_truncate AFTER TRUNCATE ON {quote(table)} "
+        f"FOR EACH STATEMENT EXECUTE FUNCTION {CHANNEL}_truncate()",
+    ]
+
+
+def triggers_install(using: str = DEFAULT_DB_ALIAS, **kwargs) -> None:
+    """(post_migrate) The triggers of every watched table, as the apps name them now."""
+    connection = connections[using]
+    if connection.vendor != "postgresql":
+        return
+    quote = connection.ops.quote_name
+    statements = [
+        f"CREATE OR REPLACE FUNCTION {CHANNEL}_truncate() RETURNS trigger LANGUAGE plpgsql AS "
+        f"$$ BEGIN PERFORM pg_notify('{CHANNEL}', '{GLOBAL}'); RETURN NULL; END $$"
+    ]
+    for table, watched in sorted(_watched.items()):
+        statements += _function_sql(table, watched, quote)
+    with connection.cursor() as cursor:
+        for statement in statements:
+            cursor.execute(statement)
+
+
+@dataclass(frozen=True)
+class Seen:
+    """Where the feed stood when something was read: what was read is current while no tag
+    of it has been heard since."""
+
+    epoch: int
+    heard: int
+
+
+class Feed:
+    """One per process: the listening thread and what it heard (a count, and for each tag the
+    count when it was last heard)."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self._lock = threading.Lock()
+        self._connection = None
+        self._epoch = 0
+        self._heard = 0
+        self._tags: dict[str, int] = {}
+        self._answered_at = 0.0  # time.monotonic() of the last answer of the connection
+        self._asking = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="rental-changes", daemon=True)
+        self._thread.start()
+
+    # The listening thread.
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self._listen()
+            except Exception as error:
+                logger.warning("change feed lost its connection, listening again: %s", error)
+            self._disconnect()
+            self._stop.wait(HEARTBEAT_SECONDS)
+
+    def _listen(self) -> None:
+        database = connections[DEFAULT_DB_ALIAS]
+        # Named, for whoever reads pg_stat_activity.
+        params = {**database.get_connection_params(), "application_name": APPLICATION_NAME}
+        connection = database.get_new_connection(params)
+        connection.autocommit = True
+        with connection.cursor() as cursor:
+            cursor.execute(f"LISTEN {CHANNEL}")
+        with self._lock:
+            self._connection = connection
+            # Whatever was read before now may have changed unheard.
+            self._epoch += 1
+            self._tags.clear()
+            self._answered_at = time.monotonic()
+        while not self._stop.is_set():
+            readable, _, _ = select.select([connection], [], [], HEARTBEAT_SECONDS)
+            if readable:
+                with self._lock:
+                    self._drain_locked()
+                continue
+            # Requests do not touch the connection while it is asked (nor wait for it).
+            with self._lock:
+                self._asking = True
+            asked_at = time.monotonic()
+            try:
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT 1")
+            finally:
+                with self._lock:
+                    self._asking = False
+            with self._lock:
+                self._answered_at = asked_at
+                self._heard_locked(connection)
+
+    def _disconnect(self) -> None:
+        with self._lock:
+            connection, self._connection = self._connection, None
+            self._epoch += 1
+        if connection is not None:
+            with contextlib.suppress(Exception):  # closing a connection already lost
+                connection.close()
+
+    def _drain_locked(self) -> None:
+        connection = self._connection
+        connection.poll()
+        self._answered_at = time.monotonic()
+        self._heard_locked(connection)
+
+    def _heard_locked(self, connection) -> None:
+        if not connection.notifies:
+            return
+        self._heard += 1
+        for notify in connection.notifies:
+            self._tags[notify.payload] = self._heard
+        connection.notifies.clear()
+        if len(self._tags) > MAX_TAGS:
+            self._tags.clear()
+            self._epoch += 1
+
+    # Requests.
+    def seen(self) -> Seen | None:
+        """Where the feed stands, once what is on the socket is heard; None while it cannot be
+        trusted (not listening, or no answer within HEALTHY_SECONDS)."""
+        with self._lock:
+            connection = self._connection
+            if connection is None or self._asking:
+                return None
+            try:
+                if select.select([connection], [], [], 0)[0]:
+                    self._drain_locked()
+            except Exception:
+                return None
+            if time.monotonic() - self._answered_at > HEALTHY_SECONDS:
+                return None
+            return Seen(epoch=self._epoch, heard=self._heard)
+
+    def heard_of(self, tag: str) -> bool:
+        """`tag` was heard since the feed (re)connected."""
+        with self._lock:
+            return tag in self._tags
+
+    def unchanged(self, seen: Seen, tags: Iterable[str], now: Seen) -> bool:
+        """Nothing of `tags` heard between `seen` and `now` (from seen())."""
+        if seen.epoch != now.epoch:
+            return False
+        heard = self._tags.get
+        return heard(GLOBAL, 0) <= seen.heard and all(heard(tag, 0) <= seen.heard for tag in tags)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=HEARTBEAT_SECONDS * 3)
+        self._disconnect()
+
+
+_feed: Feed | None = None
+_feed_lock = threading.Lock()
+
+
+def feed() -> Feed | None:
+    """This process's feed, started on first use (after a fork: a new one); None where
+    nothing can be heard (not PostgreSQL)."""
+    global _feed
+    if connections[DEFAULT_DB_ALIAS].vendor != "postgresql":
+        return None
+    if _feed is None or _feed.pid != os.getpid():
+        with _feed_lock:
+            if _feed is None or _feed.pid != os.getpid():
+                _feed = Feed()
+    return _feed
+
+
+def feed_stop() -> None:
+    """Stop listening (tests, before their database is dropped)."""
+    global _feed
+    with _feed_lock:
+        if _feed is not None and _feed.pid == os.getpid():
+            _feed.stop()
+        _feed = None
+
+
+def now_seen() -> tuple[Feed, Seen] | None:
+    """The feed and where it stands, when what is kept may be trusted for this request:
+    PostgreSQL, no transaction open, a healthy feed."""
+    current = feed()
+    if current is None or connections[DEFAULT_DB_ALIAS].in_atomic_block:
+        return None
+    seen = current.seen()
+    return None if seen is None else (current, seen)
