@@ -75,7 +75,7 @@ MIDDLEWARE = [
     "accounts.middleware.SecondFactorMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "allauth.account.middleware.AccountMiddleware",
-    "csp.middleware.CSPMiddleware",
+    "rental.middleware.ContentSecurityPolicyMiddleware",
     "rental.middleware.CacheUnreachableMiddleware",
 ]
 

@@ -1,6 +1,12 @@
 import pytest
+from csp.constants import NONCE
+from csp.decorators import csp_update
+from csp.exceptions import CSPNonceError
+from csp.utils import build_policy
+from django.http import HttpResponse
 from django.test import override_settings
 
+from rental.middleware import ContentSecurityPolicyMiddleware
 from tests.factories import OrderFactory
 
 pytestmark = pytest.mark.django_db
@@ -15,6 +21,43 @@ def test_pages_send_a_strict_content_security_policy_and_refuse_framing(client):
     assert response["X-Frame-Options"] == "DENY"
     assert response["X-Content-Type-Options"] == "nosniff"
     assert response["Referrer-Policy"] == "same-origin"
+
+
+def test_the_policy_built_once_is_django_csp_s_and_follows_its_settings(client, settings):
+    """rental.middleware.ContentSecurityPolicyMiddleware keeps the header it builds: the same
+    header django-csp builds, and a new one once the setting changes."""
+    assert client.get("/fr/")["Content-Security-Policy"] == build_policy()
+    settings.CONTENT_SECURITY_POLICY = {"DIRECTIVES": {"default-src": ["'none'"]}}
+    assert client.get("/fr/")["Content-Security-Policy"] == "default-src 'none'"
+    settings.CONTENT_SECURITY_POLICY_REPORT_ONLY = {"DIRECTIVES": {"img-src": ["'self'"]}}
+    response = client.get("/fr/")
+    assert response["Content-Security-Policy-Report-Only"] == build_policy(report_only=True)
+    assert "img-src 'self'" in response["Content-Security-Policy-Report-Only"]
+
+
+def test_a_view_that_changes_the_policy_gets_its_own(rf, settings):
+    """A response django-csp's decorators changed, or a request that asked a nonce, is left to
+    django-csp."""
+    settings.CONTENT_SECURITY_POLICY = {
+        "DIRECTIVES": {**settings.CONTENT_SECURITY_POLICY["DIRECTIVES"], "script-src": [NONCE]}
+    }
+    middleware = ContentSecurityPolicyMiddleware(lambda request: HttpResponse())
+    changed = csp_update({"img-src": ["https://example.org"]})(lambda request: HttpResponse())
+    request = rf.get("/")
+    middleware.process_request(request)
+    response = middleware.process_response(request, changed(request))
+    assert "img-src 'self' data: https://example.org" in response["Content-Security-Policy"]
+    request = rf.get("/")
+    middleware.process_request(request)
+    nonce = str(request.csp_nonce)
+    response = middleware.process_response(request, HttpResponse())
+    assert f"'nonce-{nonce}'" in response["Content-Security-Policy"]
+    # As django-csp: once the header is written, asking a nonce is an error.
+    request = rf.get("/")
+    middleware.process_request(request)
+    middleware.process_response(request, HttpResponse())
+    with pytest.raises(CSPNonceError):
+        str(request.csp_nonce)
 
 
 def test_no_page_template_carries_inline_script_or_style(client, customer):
