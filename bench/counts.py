@@ -4,6 +4,7 @@ Counted in this process with Django's test client on the same database and Redis
 gunicorn (bench.settings), on a request made after a first one has warmed the caches up.
 """
 
+import time
 from dataclasses import dataclass
 
 from bench.people import Person
@@ -39,8 +40,23 @@ def page_counts(page: Page, people: list[Person]) -> Counts:
         return response.status_code
 
     get()
+    # As in a worker that has served a while: its change feed listens (rental.changes), so
+    # what it read is kept from the next request on.
+    _feed_listening()
+    get()
     with CaptureQueriesContext(connection) as queries, redis_sent() as round_trips:
         status = get()
     if status != 200:
         raise RuntimeError(f"{method} {path} answered {status} to the test client")
     return Counts(queries=len(queries), cache_round_trips=len(round_trips))
+
+
+def _feed_listening(timeout: float = 10.0) -> None:
+    from rental.changes import feed
+
+    listening = feed()
+    deadline = time.monotonic() + timeout
+    while listening is not None and listening.seen() is None:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the change feed is not listening")
+        time.sleep(0.01)
