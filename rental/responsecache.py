@@ -38,8 +38,10 @@ from rental.changes import Feed, Seen, now_seen
 LIFETIME = 600
 # Answers kept per path and version, whatever the number of queries sent.
 MAX_QUERIES = 2
-# Answers each process keeps in memory (the latest used), whatever the number of customers.
+# What each process keeps in memory (the latest used), whatever the number of customers:
+# answers' data and sessions by count, pages by their bytes.
 MAX_KEPT = 2_000
+MAX_KEPT_PAGE_BYTES = 8 * 1024 * 1024
 CSRF_PLACEHOLDER = "csrf-token-placeholder-7f3a9c"
 _PLACEHOLDER = CSRF_PLACEHOLDER.encode()
 _RENDERING_SHARED = "_rendering_shared_page"
@@ -63,14 +65,22 @@ class _Kept:
     tags: frozenset[str]
     valid_until: datetime
     value: Any
+    weight: int
+
+
+def _one(value) -> int:
+    return 1
 
 
 class Kept:
     """Answers kept in this process's memory, served again while nothing they show was heard
-    changing (rental.changes) and their time has not come; the latest MAX_KEPT used."""
+    changing (rental.changes) and their time has not come: the latest used, up to `limit`
+    in all by `weight` (each counts 1 by default)."""
 
-    def __init__(self, size: int = MAX_KEPT) -> None:
-        self._size = size
+    def __init__(self, limit: int = MAX_KEPT, weight: Callable[[Any], int] = _one) -> None:
+        self._limit = limit
+        self._weight = weight
+        self._total = 0
         self._entries: OrderedDict[tuple, _Kept] = OrderedDict()
         self._lock = threading.Lock()
         _every_kept.append(self)
@@ -84,7 +94,7 @@ class Kept:
             if kept is None:
                 return None
             if timezone.now() >= kept.valid_until or not feed.unchanged(kept.seen, kept.tags, now):
-                del self._entries[key]
+                self._drop(key)
                 return None
             self._entries.move_to_end(key)
             return kept.value
@@ -101,7 +111,8 @@ class Kept:
         """Keep `value`, read after `heard` (now_seen() before reading anything of it), while
         none of `tags` is heard, until `valid_until` and for LIFETIME at most (what the
         stored answers live: what changes by the clock unnamed is read again as often)."""
-        if heard is None or not tags:
+        weight = self._weight(value)
+        if heard is None or not tags or weight > self._limit:
             return
         latest = timezone.now() + timedelta(seconds=LIFETIME)
         kept = _Kept(
@@ -109,16 +120,24 @@ class Kept:
             tags=tags,
             valid_until=latest if valid_until is None else min(valid_until, latest),
             value=value,
+            weight=weight,
         )
         with self._lock:
+            self._drop(key)
             self._entries[key] = kept
-            self._entries.move_to_end(key)
-            while len(self._entries) > self._size:
-                self._entries.popitem(last=False)
+            self._total += weight
+            while self._total > self._limit:
+                self._drop(next(iter(self._entries)))
+
+    def _drop(self, key: tuple) -> None:
+        kept = self._entries.pop(key, None)
+        if kept is not None:
+            self._total -= kept.weight
 
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+            self._total = 0
 
 
 _every_kept: list[Kept] = []
@@ -130,7 +149,7 @@ def kept_forget() -> None:
         kept.clear()
 
 
-_kept_pages = Kept()
+_kept_pages = Kept(MAX_KEPT_PAGE_BYTES, weight=lambda page: len(page[0]))
 _kept_data = Kept()
 
 

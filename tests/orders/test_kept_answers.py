@@ -161,7 +161,7 @@ def test_what_was_read_before_a_change_is_not_served_after_it(customer):
 
 def test_an_answer_is_kept_until_its_time_only(customer):
     kept = Kept()
-    heard = changes.now_seen()
+    heard = changes_heard() and changes.now_seen()
     tags = frozenset({changes.account_tag(customer.pk)})
     kept.put(("soon",), heard, tags=tags, valid_until=timezone.now(), value="a deadline passed")
     kept.put(("later",), heard, tags=tags, valid_until=None, value="unchanged")
@@ -216,3 +216,19 @@ def test_each_written_row_names_the_account_whose_pages_it_changes(customer, out
     assert _heard_while(lambda: Rate.objects.update(rate=Decimal("1.01"))) == {changes.GLOBAL}
     session = Session.objects.filter(account=customer)
     assert _heard_while(lambda: _signed_in(customer) and session.delete()) == {mine}
+
+
+def test_memory_kept_is_bounded_by_weight_dropping_the_least_recently_used(customer):
+    kept = Kept(10, weight=len)
+    heard = changes_heard() and changes.now_seen()
+    tags = frozenset({changes.account_tag(customer.pk)})
+    for key in ("a", "b", "c"):
+        kept.put((key,), heard, tags=tags, valid_until=None, value=key * 4)
+    # 12 > 10: the oldest went.
+    assert kept.get(("a",), heard) is None
+    assert kept.get(("b",), heard) == "bbbb"  # now the latest used
+    kept.put(("d",), heard, tags=tags, valid_until=None, value="ddd")
+    assert kept.get(("c",), heard) is None
+    assert kept.get(("b",), heard) == "bbbb" and kept.get(("d",), heard) == "ddd"
+    kept.put(("huge",), heard, tags=tags, valid_until=None, value="x" * 11)
+    assert kept.get(("huge",), heard) is None and kept.get(("b",), heard) == "bbbb"
