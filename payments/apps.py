@@ -57,7 +57,13 @@ def _watch_payment_rows() -> None:
         ),
     )
     changes.watch(ScanCursor, changes.chain_tag_sql(changes.column(ScanCursor, "chain")))
-    for settings_model in (Asset, Chain):
-        changes.watch(settings_model, changes.GLOBAL_TAG_SQL)
-    # An invoice names the rate it was priced at: newer rates change no page.
-    changes.watch(Rate, changes.GLOBAL_TAG_SQL, inserts=False)
+    changes.watch(Chain, changes.GLOBAL_TAG_SQL)
+    # The rates refresh writes when it last checked every minute: no page shows it.
+    changes.watch(Asset, changes.GLOBAL_TAG_SQL, unseen=("rate_checked_at",))
+    # A new rate changes what an unpaid order offers; a rate changed in place, any invoice
+    # priced at it.
+    changes.watch(
+        Rate,
+        changes.RATES_TAG_SQL,
+        f"CASE WHEN TG_OP <> 'INSERT' THEN {changes.GLOBAL_TAG_SQL} END",
+    )

@@ -1,13 +1,15 @@
 """What payments adds to an order's pages, for orders.versions: the order's invoices with their
 rates, assets, chains and the chains' cursors (confirmations count from the head) and whether
 each invoice is still watched, read in one join; their transfers; its refunds and "I've paid"
-claims."""
+claims; while the order is unpaid, the currencies it offers (priced by the minute's rates).
+The tags and deadlines of the same, for what each process keeps (rental.changes)."""
 
 from orders.hooks import VersionParts
-from orders.versions import row_version, rows_digest, table
+from orders.models import OrderStatus
+from orders.versions import NEXT_MINUTE_SQL, row_version, rows_digest, table
 from payments.models import Asset, Chain, Invoice, PaymentClaim, Rate, ScanCursor, Transfer
 from payments.refunds.models import Refund
-from rental.changes import chain_tag_sql
+from rental.changes import RATES_TAG_SQL, chain_tag_sql
 
 
 def _invoices_version() -> str:
@@ -31,23 +33,29 @@ def _invoices_version() -> str:
 
 def order_payment_version_parts() -> VersionParts:
     invoices = f"SELECT id FROM {table(Invoice)} WHERE order_id = o.id"
+    # An unpaid order offers the currencies priced now (payments.forms.AssetChoiceForm): new
+    # rates come once a minute and rates expire by the clock.
+    unpaid = f"o.status = '{OrderStatus.AWAITING_PAYMENT}'"
     return VersionParts(
         digest=[
             _invoices_version(),
             rows_digest(Transfer, f"t.invoice_id IN ({invoices})"),
             rows_digest(Refund, "t.order_id = o.id"),
             rows_digest(PaymentClaim, "t.order_id = o.id"),
+            f"CASE WHEN {unpaid} THEN floor(extract(epoch FROM now()) / 60)::text END",
         ],
-        # A transfer still confirming counts its confirmations from its chain's head.
         tags=[
+            # A transfer still confirming counts its confirmations from its chain's head.
             f"(SELECT string_agg(DISTINCT {chain_tag_sql('t.chain_id')}, ' ') "
             f"FROM {table(Transfer)} t "
-            f"WHERE t.invoice_id IN ({invoices}) AND t.status = '{Transfer.Status.SEEN}')"
+            f"WHERE t.invoice_id IN ({invoices}) AND t.status = '{Transfer.Status.SEEN}')",
+            f"CASE WHEN {unpaid} THEN {RATES_TAG_SQL} END",
         ],
-        # The window to pay closes, the watch of the address ends.
         deadlines=[
+            # The window to pay closes, the watch of the address ends.
             f"(SELECT min(v.at) FROM {table(Invoice)} i "
             "CROSS JOIN LATERAL (VALUES (i.monitor_until), (i.expires_at)) v(at) "
-            "WHERE i.order_id = o.id AND v.at > now())"
+            "WHERE i.order_id = o.id AND v.at > now())",
+            f"CASE WHEN {unpaid} THEN {NEXT_MINUTE_SQL} END",
         ],
     )

@@ -5,9 +5,10 @@ session of accounts.sessions) are served again while none of their tags was hear
 were read, so a page nobody's data changed for costs no round trip at all.
 
 Tags: "a<id>" for anything an account's own pages show (its account, sessions, orders and
-everything under them), "c<id>" for a chain's head (confirmations), "h<id>" for a host, and
-"g" for what every page may show (catalog, rates, chains' settings); emptying a table
-(TRUNCATE) says "g" too. Each app names the tags of its tables (watch(), in its ready()); the
+everything under them), "c<id>" for a chain's head (confirmations), "h<id>" for a host, "r"
+for a new rate (the currencies an unpaid order offers), and "g" for what every page may show
+(catalog, rates changed in place, chains' and assets' settings); emptying a table (TRUNCATE)
+says "g" too. Each app names the tags of its tables (watch(), in its ready()); the
 triggers are written from that list after every migrate.
 
 What is kept is only ever trusted while it can be: the listening connection has to have
@@ -46,17 +47,19 @@ MAX_TAGS = 50_000
 @dataclass(frozen=True)
 class Watched:
     model: type[Model]
-    tags: tuple[str, ...]  # SQL over the written row `r`, each a text tag or NULL
-    inserts: bool
+    tags: tuple[str, ...]  # SQL over the written row `r` (and TG_OP), each a text tag or NULL
+    unseen: tuple[str, ...]  # columns no page shows
 
 
 _watched: dict[str, Watched] = {}
 
 
-def watch(model: type[Model], *tags: str, inserts: bool = True) -> None:
-    """Rows of `model` change the pages of these tags (SQL over the row `r`); `inserts`:
-    False for rows no page reads until an other row names them (written once, then read)."""
-    _watched[model._meta.db_table] = Watched(model=model, tags=tags, inserts=inserts)
+def watch(model: type[Model], *tags: str, unseen: tuple[str, ...] = ()) -> None:
+    """Rows of `model` change the pages of these tags (SQL over the row `r`; TG_OP tells
+    INSERT, UPDATE or DELETE). An update that changes no column but `unseen` ones (field
+    names) changes no page: nothing is notified, as for an update that changes nothing."""
+    columns = tuple(str(model._meta.get_field(name).column) for name in unseen)
+    _watched[model._meta.db_table] = Watched(model=model, tags=tags, unseen=columns)
 
 
 def column(model: type[Model], field: str) -> str:
@@ -84,12 +87,15 @@ def host_tag_sql(host_id_sql: str) -> str:
 
 
 GLOBAL_TAG_SQL = f"'{GLOBAL}'"
+# New rates: what the currency picker of an order awaiting payment offers.
+RATES = "r"
+RATES_TAG_SQL = f"'{RATES}'"
 
 
 def _function_sql(table: str, watched: Watched, quote) -> list[str]:
     function = quote(f"{CHANNEL}_{table}")
     tags = watched.tags
-    events = "INSERT OR UPDATE OR DELETE" if watched.inserts else "UPDATE OR DELETE"
+    unseen = "".join(f" - '{name}'" for name in watched.unseen)
     notify = (
         f"FOREACH tag IN ARRAY ARRAY[{', '.join(tags)}]::text[] LOOP "
         f"IF tag IS NOT NULL THEN PERFORM pg_notify('{CHANNEL}', tag); END IF; END LOOP;"
@@ -97,11 +103,13 @@ def _function_sql(table: str, watched: Watched, quote) -> list[str]:
     return [
         f"CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $$ "
         "DECLARE r record; tag text; BEGIN "
+        f"IF TG_OP = 'UPDATE' AND to_jsonb(OLD){unseen} = to_jsonb(NEW){unseen} THEN "
+        "RETURN NULL; END IF; "
         f"IF TG_OP IN ('UPDATE', 'DELETE') THEN r := OLD; {notify} END IF; "
         f"IF TG_OP IN ('INSERT', 'UPDATE') THEN r := NEW; {notify} END IF; "
         "RETURN NULL; END $$",
         f"DROP TRIGGER IF EXISTS {CHANNEL} ON {quote(table)}",
-        f"CREATE TRIGGER {CHANNEL} AFTER {events} ON {quote(table)} "
+        f"CREATE TRIGGER {CHANNEL} AFTER INSERT OR UPDATE OR DELETE ON {quote(table)} "
         f"FOR EACH ROW EXECUTE FUNCTION {function}()",
         f"DROP TRIGGER IF EXISTS {CHANNEL}_truncate ON {quote(table)}",
         f"CREATE TRIGGER {CHANNEL}_truncate AFTER TRUNCATE ON {quote(table)} "

@@ -3,6 +3,7 @@ again without a round trip while nothing they show changed, and never once a cha
 they show was heard: a new event, a block confirming a transfer, the sign-out of the session,
 a new password. Each test commits (a real transaction), as requests do."""
 
+import time
 from decimal import Decimal
 
 import pytest
@@ -13,8 +14,8 @@ from django.utils import timezone
 
 from accounts.models import Session
 from accounts.services import api_key_create
-from orders.models import OrderEvent
-from payments.models import Rate, ScanCursor
+from orders.models import Order, OrderEvent
+from payments.models import Asset, Rate, ScanCursor
 from rental import changes
 from rental.responsecache import Kept
 from tests.api.conftest import key_client
@@ -23,6 +24,15 @@ from tests.factories import OrderFactory
 from tests.payments.helpers import order_with_invoice, rate_fresh, transfer_recorded
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def _a_minute_to_go():
+    """An unpaid order's answers and the order list are read again each minute: no test
+    starts in the last seconds of one."""
+    second = timezone.now().second
+    if second >= 55:
+        time.sleep(60.5 - second)
 
 
 def _signed_in(user) -> Client:
@@ -210,10 +220,16 @@ def test_each_written_row_names_the_account_whose_pages_it_changes(customer, out
     assert _heard_while(lambda: OrderFactory(user=outsider)) >= {changes.account_tag(outsider.pk)}
     cursor = ScanCursor.objects.filter(chain=usdc.chain)
     assert _heard_while(lambda: cursor.update(head_block=5)) == {f"c{usdc.chain_id}"}
-    # A new rate changes no page (an invoice keeps the rate it was priced at); a rate
-    # corrected in place may change any.
-    assert _heard_while(lambda: rate_fresh(usdc, "0.99")) == set()
-    assert _heard_while(lambda: Rate.objects.update(rate=Decimal("1.01"))) == {changes.GLOBAL}
+    # A new rate changes what unpaid orders offer; a rate corrected in place, any invoice.
+    assert _heard_while(lambda: rate_fresh(usdc, "0.99")) == {changes.RATES}
+    rates = Rate.objects.all()
+    assert _heard_while(lambda: rates.update(rate=Decimal("1.01"))) == {changes.RATES, "g"}
+    # The minute's rates refresh writes when it checked: no page shows it.
+    assets = Asset.objects.filter(pk=usdc.pk)
+    assert _heard_while(lambda: assets.update(rate_checked_at=timezone.now())) == set()
+    # An update that changes nothing changes no page.
+    orders = Order.objects.filter(pk=invoice.order_id)
+    assert _heard_while(lambda: orders.update(status=invoice.order.status)) == set()
     session = Session.objects.filter(account=customer)
     assert _heard_while(lambda: _signed_in(customer) and session.delete()) == {mine}
 
@@ -232,3 +248,13 @@ def test_memory_kept_is_bounded_by_weight_dropping_the_least_recently_used(custo
     assert kept.get(("b",), heard) == "bbbb" and kept.get(("d",), heard) == "ddd"
     kept.put(("huge",), heard, tags=tags, valid_until=None, value="x" * 11)
     assert kept.get(("huge",), heard) is None and kept.get(("b",), heard) == "bbbb"
+
+
+def test_an_unpaid_order_offers_the_currencies_a_new_rate_prices(customer, usdc):
+    order = OrderFactory(user=customer)
+    client = _signed_in(customer)
+    url = f"/en/account/orders/{order.number}/"
+    _get(client, url)
+    assert _get(client, url)[2] == 0
+    rate_fresh(usdc, "1.00")
+    assert _get(client, url)[2] > 0
