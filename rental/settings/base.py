@@ -464,6 +464,7 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {"api": env("API_THROTTLE_RATE", default="600/min")},
     "DEFAULT_PARSER_CLASSES": ["api.parsers.BoundedJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "api.negotiation.RememberingContentNegotiation",
     "DEFAULT_PAGINATION_CLASS": "api.pagination.ApiPagination",
     "PAGE_SIZE": 20,
     "DEFAULT_SCHEMA_CLASS": "api.schema.ApiAutoSchema",
