@@ -60,10 +60,6 @@ def _watch_payment_rows() -> None:
     changes.watch(Chain, changes.GLOBAL_TAG_SQL)
     # The rates refresh writes when it last checked every minute: no page shows it.
     changes.watch(Asset, changes.GLOBAL_TAG_SQL, unseen=("rate_checked_at",))
-    # A new rate changes what an unpaid order offers; a rate changed in place, any invoice
-    # priced at it.
-    changes.watch(
-        Rate,
-        changes.RATES_TAG_SQL,
-        f"CASE WHEN TG_OP <> 'INSERT' THEN {changes.GLOBAL_TAG_SQL} END",
-    )
+    # A new rate, or one whose validity was extended, changes what an unpaid order offers.
+    # Rates are history, never corrected in place (payments.admin.RateAdmin).
+    changes.watch(Rate, changes.RATES_TAG_SQL)
