@@ -8,7 +8,7 @@ class AccountsConfig(AppConfig):
     verbose_name = _("Users and keys")
 
     def ready(self) -> None:
-        from django.db.models.signals import post_migrate
+        from django.db.models.signals import post_migrate, pre_migrate
         from django_otp.plugins.otp_totp.models import TOTPDevice
 
         from accounts.models import Session, SshKey, User
@@ -20,6 +20,7 @@ class AccountsConfig(AppConfig):
         changes.watch(Session, changes.account_tag_sql(changes.column(Session, "account")))
         changes.watch(TOTPDevice, changes.account_tag_sql(changes.column(TOTPDevice, "user")))
         changes.watch(SshKey, changes.account_tag_sql(changes.column(SshKey, "user")))
-        # Every migrate writes the triggers of what the apps watch (the last app's ready()
-        # has run by then); the lowest app connects it.
+        # Migrations run without the triggers; after them, the triggers of what the apps watch
+        # are written again (every ready() has run by then). The lowest app connects it.
+        pre_migrate.connect(changes.triggers_uninstall, sender=self, dispatch_uid="rental.changes")
         post_migrate.connect(changes.triggers_install, sender=self, dispatch_uid="rental.changes")

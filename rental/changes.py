@@ -15,17 +15,23 @@ What is kept is only ever trusted while it can be: the listening connection has 
 answered within HEALTHY_SECONDS, and anything read before it last (re)connected counts as
 changed. A request drains the notifications already on the socket before it looks, so what a
 commit changed is not served from memory once PostgreSQL has sent the notification, which it
-does as the transaction commits. Inside a transaction nothing is trusted: the request's own
-writes are not committed, so they were not heard.
+does as the transaction commits: a request that starts in the instant between may still be
+answered as it would have been a moment earlier, as from a replica a fraction of a
+millisecond behind. So only reads are answered from memory (GET and HEAD: a write always
+checks its session in the database), never the requests of a browser that has just written
+(rental.middleware.KeptReadsMiddleware: its own change always shows), and nothing inside a
+transaction, whose own writes are not committed, so not heard.
 """
 
 import contextlib
+import itertools
 import logging
 import os
 import select
 import threading
 import time
 from collections.abc import Iterable
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from django.db import DEFAULT_DB_ALIAS, connections
@@ -108,20 +114,44 @@ def _function_sql(table: str, watched: Watched, quote) -> list[str]:
         f"IF TG_OP IN ('UPDATE', 'DELETE') THEN r := OLD; {notify} END IF; "
         f"IF TG_OP IN ('INSERT', 'UPDATE') THEN r := NEW; {notify} END IF; "
         "RETURN NULL; END $$",
-        f"DROP TRIGGER IF EXISTS {CHANNEL} ON {quote(table)}",
         f"CREATE TRIGGER {CHANNEL} AFTER INSERT OR UPDATE OR DELETE ON {quote(table)} "
         f"FOR EACH ROW EXECUTE FUNCTION {function}()",
-        f"DROP TRIGGER IF EXISTS {CHANNEL}_truncate ON {quote(table)}",
         f"CREATE TRIGGER {CHANNEL}_truncate AFTER TRUNCATE ON {quote(table)} "
         f"FOR EACH STATEMENT EXECUTE FUNCTION {CHANNEL}_truncate()",
     ]
 
 
-def triggers_install(using: str = DEFAULT_DB_ALIAS, **kwargs) -> None:
-    """(post_migrate) The triggers of every watched table, as the apps name them now."""
+def _functions_sql(connection) -> list[str]:
+    """The trigger functions of rental.changes in the database, by name (with CASCADE, their
+    triggers go with them)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT p.oid::regprocedure::text FROM pg_proc p "
+            "JOIN pg_namespace n ON n.oid = p.pronamespace "
+            "WHERE n.nspname = current_schema() AND p.proname LIKE %s",
+            [f"{CHANNEL}\\_%"],
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def triggers_uninstall(using: str = DEFAULT_DB_ALIAS, **kwargs) -> None:
+    """(pre_migrate) No trigger while migrations run: one could read a column a migration
+    drops or renames. Whatever they write is announced as a change to everything after."""
     connection = connections[using]
     if connection.vendor != "postgresql":
         return
+    with connection.cursor() as cursor:
+        for function in _functions_sql(connection):
+            cursor.execute(f"DROP FUNCTION IF EXISTS {function} CASCADE")
+
+
+def triggers_install(using: str = DEFAULT_DB_ALIAS, **kwargs) -> None:
+    """(post_migrate) The triggers of every watched table, as the apps name them now; those
+    of tables no longer watched are dropped. Every process then forgets what it kept."""
+    connection = connections[using]
+    if connection.vendor != "postgresql":
+        return
+    triggers_uninstall(using)
     quote = connection.ops.quote_name
     statements = [
         f"CREATE OR REPLACE FUNCTION {CHANNEL}_truncate() RETURNS trigger LANGUAGE plpgsql AS "
@@ -129,9 +159,15 @@ def triggers_install(using: str = DEFAULT_DB_ALIAS, **kwargs) -> None:
     ]
     for table, watched in sorted(_watched.items()):
         statements += _function_sql(table, watched, quote)
+    statements.append(f"SELECT pg_notify('{CHANNEL}', '{GLOBAL}')")
     with connection.cursor() as cursor:
         for statement in statements:
             cursor.execute(statement)
+
+
+# Epochs are never reused in a process, whichever feed draws them: what a feed saw before a
+# fork, or before it was stopped and another started, never matches the new one's.
+_epochs = itertools.count(1)
 
 
 @dataclass(frozen=True)
@@ -151,7 +187,7 @@ class Feed:
         self.pid = os.getpid()
         self._lock = threading.Lock()
         self._connection = None
-        self._epoch = 0
+        self._epoch = next(_epochs)
         self._heard = 0
         self._tags: dict[str, int] = {}
         self._answered_at = 0.0  # time.monotonic() of the last answer of the connection
@@ -173,7 +209,15 @@ class Feed:
     def _listen(self) -> None:
         database = connections[DEFAULT_DB_ALIAS]
         # Named, for whoever reads pg_stat_activity.
-        params = {**database.get_connection_params(), "application_name": APPLICATION_NAME}
+        params = {
+            **database.get_connection_params(),
+            "application_name": APPLICATION_NAME,
+            # A peer gone silent is found in seconds, not at the kernel's two hours.
+            "keepalives": 1,
+            "keepalives_idle": 5,
+            "keepalives_interval": 2,
+            "keepalives_count": 3,
+        }
         connection = database.get_new_connection(params)
         connection.autocommit = True
         with connection.cursor() as cursor:
@@ -181,7 +225,7 @@ class Feed:
         with self._lock:
             self._connection = connection
             # Whatever was read before now may have changed unheard.
-            self._epoch += 1
+            self._epoch = next(_epochs)
             self._tags.clear()
             self._answered_at = time.monotonic()
         while not self._stop.is_set():
@@ -207,7 +251,7 @@ class Feed:
     def _disconnect(self) -> None:
         with self._lock:
             connection, self._connection = self._connection, None
-            self._epoch += 1
+            self._epoch = next(_epochs)
         if connection is not None:
             with contextlib.suppress(Exception):  # closing a connection already lost
                 connection.close()
@@ -227,7 +271,7 @@ class Feed:
         connection.notifies.clear()
         if len(self._tags) > MAX_TAGS:
             self._tags.clear()
-            self._epoch += 1
+            self._epoch = next(_epochs)
 
     # Requests.
     def seen(self) -> Seen | None:
@@ -251,12 +295,15 @@ class Feed:
         with self._lock:
             return tag in self._tags
 
-    def unchanged(self, seen: Seen, tags: Iterable[str], now: Seen) -> bool:
-        """Nothing of `tags` heard between `seen` and `now` (from seen())."""
-        if seen.epoch != now.epoch:
-            return False
-        heard = self._tags.get
-        return heard(GLOBAL, 0) <= seen.heard and all(heard(tag, 0) <= seen.heard for tag in tags)
+    def unchanged(self, seen: Seen, tags: Iterable[str]) -> bool:
+        """Nothing of `tags` heard since `seen` (from seen()), nor anything lost since."""
+        with self._lock:
+            if seen.epoch != self._epoch:
+                return False
+            heard = self._tags.get
+            return heard(GLOBAL, 0) <= seen.heard and all(
+                heard(tag, 0) <= seen.heard for tag in tags
+            )
 
     def stop(self) -> None:
         self._stop.set()
@@ -290,9 +337,15 @@ def feed_stop() -> None:
         _feed = None
 
 
+# False while a request may not be answered from memory (rental.middleware.KeptReadsMiddleware).
+reads_from_memory: ContextVar[bool] = ContextVar("rental_reads_from_memory", default=True)
+
+
 def now_seen() -> tuple[Feed, Seen] | None:
     """The feed and where it stands, when what is kept may be trusted for this request:
-    PostgreSQL, no transaction open, a healthy feed."""
+    PostgreSQL, no transaction open, a request that may read from memory, a healthy feed."""
+    if not reads_from_memory.get():
+        return None
     current = feed()
     if current is None or connections[DEFAULT_DB_ALIAS].in_atomic_block:
         return None

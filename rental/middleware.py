@@ -1,9 +1,13 @@
-"""When Redis does not answer.
+"""The project's own middleware.
 
-What the cache only makes faster is computed again (rental.cachesafe). What cannot be done
-safely without it, the rate limits (logging in, signing up, second-factor codes, "I've paid"),
-is refused before it acts: a 503 page that says to retry shortly, never a 500. The API answers
-the same in its own error shape (api.errors).
+CacheUnreachableMiddleware, when Redis does not answer: what the cache only makes faster is
+computed again (rental.cachesafe). What cannot be done safely without it, the rate limits
+(logging in, signing up, second-factor codes, "I've paid"), is refused before it acts: a 503
+page that says to retry shortly, never a 500. The API answers the same in its own error shape
+(api.errors).
+
+KeptReadsMiddleware says which requests may be answered from the process's memory;
+ContentSecurityPolicyMiddleware builds the store's policy once.
 """
 
 import functools
@@ -19,9 +23,14 @@ from django.shortcuts import render
 from django.utils.translation import gettext as _
 from redis.exceptions import RedisError
 
+from rental.changes import reads_from_memory
+
 logger = logging.getLogger(__name__)
 
 RETRY_AFTER_SECONDS = 30
+# A browser that has just written reads the database for this long (KeptReadsMiddleware).
+JUST_WROTE_COOKIE = "just_wrote"
+JUST_WROTE_SECONDS = 3
 
 
 class CacheUnreachableMiddleware:
@@ -91,3 +100,33 @@ def _store_policy(report_only: bool) -> tuple[str, tuple[str, ...]]:
 def _store_policy_forget(*, setting: str, **kwargs) -> None:
     if setting.startswith("CONTENT_SECURITY_POLICY"):
         _store_policy.cache_clear()
+
+
+class KeptReadsMiddleware:
+    """Which requests may be answered from what the process keeps (rental.changes): reads
+    only, and not those of a browser that has just written. A write's answer marks the
+    browser for a few seconds (a cookie): the page it goes to next, another tab, the next
+    poll read the database, so its own change always shows there, even in the instant before
+    the other processes have heard of it. First in MIDDLEWARE: the session is read from
+    memory too."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        reads = request.method in ("GET", "HEAD") and JUST_WROTE_COOKIE not in request.COOKIES
+        token = reads_from_memory.set(reads)
+        try:
+            response = self.get_response(request)
+        finally:
+            reads_from_memory.reset(token)
+        if request.method not in ("GET", "HEAD", "OPTIONS", "TRACE"):
+            response.set_cookie(
+                JUST_WROTE_COOKIE,
+                "1",
+                max_age=JUST_WROTE_SECONDS,
+                secure=settings.SESSION_COOKIE_SECURE,
+                httponly=True,
+                samesite="Lax",
+            )
+        return response

@@ -75,25 +75,34 @@ def _one(value) -> int:
 class Kept:
     """Answers kept in this process's memory, served again while nothing they show was heard
     changing (rental.changes) and their time has not come: the latest used, up to `limit`
-    in all by `weight` (each counts 1 by default)."""
+    in all by `weight` (each counts 1 by default), and the latest `per_group` of keys that
+    differ only in their last part (the queries of one page: nobody can fill the memory with
+    made-up ones)."""
 
-    def __init__(self, limit: int = MAX_KEPT, weight: Callable[[Any], int] = _one) -> None:
+    def __init__(
+        self,
+        limit: int = MAX_KEPT,
+        weight: Callable[[Any], int] = _one,
+        per_group: int | None = None,
+    ) -> None:
         self._limit = limit
         self._weight = weight
+        self._per_group = per_group
         self._total = 0
         self._entries: OrderedDict[tuple, _Kept] = OrderedDict()
+        self._groups: dict[tuple, list[tuple]] = {}
         self._lock = threading.Lock()
         _every_kept.append(self)
 
     def get(self, key: tuple, heard: tuple[Feed, Seen] | None) -> Any:
         if heard is None:
             return None
-        feed, now = heard
+        feed = heard[0]
         with self._lock:
             kept = self._entries.get(key)
             if kept is None:
                 return None
-            if timezone.now() >= kept.valid_until or not feed.unchanged(kept.seen, kept.tags, now):
+            if timezone.now() >= kept.valid_until or not feed.unchanged(kept.seen, kept.tags):
                 self._drop(key)
                 return None
             self._entries.move_to_end(key)
@@ -126,17 +135,29 @@ class Kept:
             self._drop(key)
             self._entries[key] = kept
             self._total += weight
+            if self._per_group is not None:
+                group = self._groups.setdefault(key[:-1], [])
+                group.append(key)
+                while len(group) > self._per_group:
+                    self._drop(group[0])
             while self._total > self._limit:
                 self._drop(next(iter(self._entries)))
 
     def _drop(self, key: tuple) -> None:
         kept = self._entries.pop(key, None)
-        if kept is not None:
-            self._total -= kept.weight
+        if kept is None:
+            return
+        self._total -= kept.weight
+        group = self._groups.get(key[:-1])
+        if group is not None:
+            group.remove(key)
+            if not group:
+                del self._groups[key[:-1]]
 
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+            self._groups.clear()
             self._total = 0
 
 
@@ -149,7 +170,7 @@ def kept_forget() -> None:
         kept.clear()
 
 
-_kept_pages = Kept(MAX_KEPT_PAGE_BYTES, weight=lambda page: len(page[0]))
+_kept_pages = Kept(MAX_KEPT_PAGE_BYTES, weight=lambda page: len(page[0]), per_group=MAX_QUERIES)
 _kept_data = Kept()
 
 

@@ -4,7 +4,7 @@ they show was heard: a new event, a block confirming a transfer, the sign-out of
 a new password. Each test commits (a real transaction), as requests do."""
 
 import time
-from decimal import Decimal
+from datetime import timedelta
 
 import pytest
 from django.db import connection, transaction
@@ -151,6 +151,7 @@ def test_an_outsider_s_session_never_reads_a_kept_answer(customer, outsider, usd
 
 
 def test_nothing_is_kept_inside_a_transaction(customer):
+    changes_heard()
     with transaction.atomic():
         assert changes.now_seen() is None
     assert changes.now_seen() is not None
@@ -220,10 +221,11 @@ def test_each_written_row_names_the_account_whose_pages_it_changes(customer, out
     assert _heard_while(lambda: OrderFactory(user=outsider)) >= {changes.account_tag(outsider.pk)}
     cursor = ScanCursor.objects.filter(chain=usdc.chain)
     assert _heard_while(lambda: cursor.update(head_block=5)) == {f"c{usdc.chain_id}"}
-    # A new rate changes what unpaid orders offer; a rate corrected in place, any invoice.
+    # A new rate, or a rate valid for longer, changes what unpaid orders offer.
     assert _heard_while(lambda: rate_fresh(usdc, "0.99")) == {changes.RATES}
+    later = timezone.now() + timedelta(hours=1)
     rates = Rate.objects.all()
-    assert _heard_while(lambda: rates.update(rate=Decimal("1.01"))) == {changes.RATES, "g"}
+    assert _heard_while(lambda: rates.update(expires_at=later)) == {changes.RATES}
     # The minute's rates refresh writes when it checked: no page shows it.
     assets = Asset.objects.filter(pk=usdc.pk)
     assert _heard_while(lambda: assets.update(rate_checked_at=timezone.now())) == set()
