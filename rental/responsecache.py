@@ -15,6 +15,7 @@ replaces with the token of the browser asking (django.middleware.csrf.get_token)
 """
 
 import hashlib
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -24,7 +25,7 @@ from typing import Any, TypeVar
 
 from django.contrib.messages import get_messages
 from django.http import HttpRequest, HttpResponse
-from django.middleware.csrf import get_token
+from django.middleware.csrf import CSRF_ALLOWED_CHARS, get_token
 from django.utils import timezone
 from django.utils.translation import get_language
 
@@ -179,25 +180,56 @@ def csrf_placeholder(request: HttpRequest) -> dict:
     return {"csrf_token": CSRF_PLACEHOLDER} if getattr(request, _RENDERING_SHARED, False) else {}
 
 
-def _key(request: HttpRequest, kind: str) -> str:
-    # The path without its query: the answers of one path are stored together, by query
-    # (cached_page), so that no sender of made-up queries can store more than a few.
-    parts = [
+def _key(request: HttpRequest, kind: str) -> tuple[str, ...]:
+    """Who asks, for what, how: the key of the answer in memory, and of those stored in the
+    cache under each version (_stored_key). The path without its query: the answers of one
+    path are stored together, by query (cached_page), so that no sender of made-up queries
+    can store more than a few."""
+    return (
+        kind,
         str(request.user.pk),
         request.path,
         request.headers.get("HX-Request", ""),
         get_language() or "",
         timezone.get_current_timezone_name(),
-    ]
-    return f"answer:{kind}:" + hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    )
 
 
-def _stored_key(key: str, version: Version) -> str:
-    return f"{key}:" + hashlib.sha256(version.name.encode()).hexdigest()
+def _stored_key(key: tuple[str, ...], version: Version) -> str:
+    who = hashlib.sha256("\n".join(key).encode()).hexdigest()
+    return f"answer:{key[0]}:{who}:" + hashlib.sha256(version.name.encode()).hexdigest()
 
 
 def _with_token(request: HttpRequest, body: bytes) -> bytes:
-    return body.replace(_PLACEHOLDER, get_token(request).encode()) if _PLACEHOLDER in body else body
+    return body.replace(_PLACEHOLDER, _token(request).encode()) if _PLACEHOLDER in body else body
+
+
+def _token(request: HttpRequest) -> str:
+    """A CSRF token for one answer: the browser's secret masked afresh, as Django's get_token
+    masks it, with the mask drawn from one read of the system's randomness where Django reads
+    it once per character (32 system calls, a tenth of a poll's time). Unlike get_token it
+    does not send the cookie again to renew it: the pages rendered afresh do. A browser with
+    no secret yet gets Django's token, which makes one and sets its cookie."""
+    secret = request.META.get("CSRF_COOKIE")
+    if not secret:
+        return get_token(request)
+    chars = CSRF_ALLOWED_CHARS
+    mask = _random_string(len(secret), chars)
+    cipher = "".join(
+        chars[(chars.index(s) + chars.index(m)) % len(chars)]
+        for s, m in zip(secret, mask, strict=True)
+    )
+    return mask + cipher
+
+
+def _random_string(length: int, chars: str) -> str:
+    """`length` characters of `chars`, each as likely: bytes past the last whole multiple of
+    len(chars) are drawn again, so no character is favoured."""
+    limit = 256 - 256 % len(chars)
+    drawn: list[str] = []
+    while len(drawn) < length:
+        drawn += [chars[byte % len(chars)] for byte in os.urandom(2 * length) if byte < limit]
+    return "".join(drawn[:length])
 
 
 def cached_page(
@@ -209,7 +241,7 @@ def cached_page(
         return render()  # one-off messages belong to this answer alone
     key, query = _key(request, "page"), request.META.get("QUERY_STRING", "")
     heard = now_seen()  # before anything is read
-    kept = _kept_pages.get((key, query), heard)
+    kept = _kept_pages.get((*key, query), heard)
     if kept is not None:
         body, content_type = kept
         return HttpResponse(_with_token(request, body), content_type=content_type)
@@ -233,7 +265,7 @@ def cached_page(
         stored = {**kept_queries, query: (response.content, response["Content-Type"])}
         cache_set(stored_key, stored, LIFETIME)
     _kept_pages.put(
-        (key, query),
+        (*key, query),
         heard,
         tags=current.tags,
         valid_until=current.valid_until,
@@ -249,7 +281,7 @@ def cached_data(
     """`compute()` (an API answer's data) for this request, stored under `version()`."""
     key = _key(request, "data")
     heard = now_seen()  # before anything is read
-    data = _kept_data.get((key,), heard)
+    data = _kept_data.get(key, heard)
     if data is not None:
         return data
     current = version()
@@ -258,5 +290,5 @@ def cached_data(
     if data is None:
         data = compute()
         cache_set(stored_key, data, LIFETIME)
-    _kept_data.put((key,), heard, tags=current.tags, valid_until=current.valid_until, value=data)
+    _kept_data.put(key, heard, tags=current.tags, valid_until=current.valid_until, value=data)
     return data

@@ -9,6 +9,7 @@ import pytest
 from django.core.cache import cache
 from django.db import connection
 from django.db.models import F
+from django.middleware.csrf import CSRF_TOKEN_LENGTH, _unmask_cipher_token
 from django.test import Client
 from django.utils import timezone
 
@@ -234,3 +235,20 @@ def test_the_version_stays_the_same_while_nothing_is_written(customer, usdc):
     assert order_version(user=customer, number=number) == order_version(
         user=customer, number=number
     )
+
+
+def test_a_stored_answer_s_token_is_the_browser_s_secret_masked_afresh(customer, usdc):
+    """rental.responsecache masks the browser's CSRF secret itself (one read of randomness):
+    each answer a new token, every one Django's check accepts."""
+    order = order_with_invoice(usdc, user=customer).order
+    client = _signed_in(customer)
+    url = f"/en/account/orders/{order.number}/status/"
+    first = client.get(url)  # no CSRF cookie yet: Django's token, and its cookie
+    secret = first.cookies["csrftoken"].value
+    tokens = set()
+    for _ in range(3):
+        body = client.get(url).content.decode()
+        token = body.split('name="csrfmiddlewaretoken" value="', 1)[1].split('"', 1)[0]
+        assert len(token) == CSRF_TOKEN_LENGTH and _unmask_cipher_token(token) == secret
+        tokens.add(token)
+    assert len(tokens) == 3
