@@ -15,6 +15,7 @@ backend it was signed in with by its old path, which Django no longer accepts: i
 the backend that replaced it (a subclass, with the same rules), so a deploy signs nobody out.
 """
 
+import copy
 import functools
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -86,7 +87,25 @@ class SessionStore(db.SessionStore):
         return Session
 
     def load(self) -> dict:
-        return _backend_renamed(super().load())
+        heard = now_seen()  # before anything is read
+        kept = _kept.get((self.session_key,), heard)
+        if kept is not None:
+            row, data = kept
+            self.account = account_from_row(row[2:])
+            return copy.deepcopy(data)  # the request may change its copy
+        row = self._session_row()
+        if row is None:
+            self._session_key = None
+            return {}
+        self.account = account_from_row(row[2:])
+        data = _backend_renamed(self.decode(row[0]))
+        if self.account is not None:
+            # Kept, decoded, while nothing of the account (its row, its sessions, its second
+            # factor) was heard changing, and until the session expires.
+            tags = frozenset({account_tag(self.account.pk)})
+            value = (row, copy.deepcopy(data))
+            _kept.put((self.session_key,), heard, tags=tags, valid_until=row[1], value=value)
+        return data
 
     async def aload(self) -> dict:
         return _backend_renamed(await super().aload())
@@ -98,22 +117,6 @@ class SessionStore(db.SessionStore):
 
     async def acreate_model_instance(self, data):
         return self.create_model_instance(data)
-
-    def _get_session_from_db(self) -> Session | None:
-        heard = now_seen()  # before anything is read
-        row = _kept.get((self.session_key,), heard)
-        if row is None:
-            row = self._session_row()
-            if row is None:
-                self._session_key = None
-                return None
-        self.account = account_from_row(row[2:])
-        if self.account is not None and heard is not None:
-            # Kept while nothing of the account (its row, its sessions, its second factor)
-            # was heard changing, and until the session expires.
-            tags = frozenset({account_tag(self.account.pk)})
-            _kept.put((self.session_key,), heard, tags=tags, valid_until=row[1], value=row)
-        return Session(session_key=self.session_key, session_data=row[0])
 
     def _session_row(self) -> tuple | None:
         now = connection.ops.adapt_datetimefield_value(timezone.now())

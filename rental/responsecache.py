@@ -213,13 +213,15 @@ def _token(request: HttpRequest) -> str:
     secret = request.META.get("CSRF_COOKIE")
     if not secret:
         return get_token(request)
-    chars = CSRF_ALLOWED_CHARS
+    chars, index = CSRF_ALLOWED_CHARS, _CSRF_CHAR_INDEX
     mask = _random_string(len(secret), chars)
     cipher = "".join(
-        chars[(chars.index(s) + chars.index(m)) % len(chars)]
-        for s, m in zip(secret, mask, strict=True)
+        chars[(index[s] + index[m]) % len(chars)] for s, m in zip(secret, mask, strict=True)
     )
     return mask + cipher
+
+
+_CSRF_CHAR_INDEX = {char: position for position, char in enumerate(CSRF_ALLOWED_CHARS)}
 
 
 def _random_string(length: int, chars: str) -> str:
