@@ -6,10 +6,10 @@ were read, so a page nobody's data changed for costs no round trip at all.
 
 Tags: "a<id>" for anything an account's own pages show (its account, sessions, orders and
 everything under them), "c<id>" for a chain's head (confirmations), "h<id>" for a host, "r"
-for a new rate (the currencies an unpaid order offers), and "g" for what every page may show
-(catalog, rates changed in place, chains' and assets' settings); emptying a table (TRUNCATE)
-says "g" too. Each app names the tags of its tables (watch(), in its ready()); the
-triggers are written from that list after every migrate.
+for a new or extended rate (the currencies an unpaid order offers), and "g" for what every
+page may show (catalog, chains' and assets' settings); emptying a table (TRUNCATE) says "g"
+too. Each app names the tags of its tables (watch(), in its ready()); the triggers are
+written from that list after every migrate (none run during migrations).
 
 What is kept is only ever trusted while it can be: the listening connection has to have
 answered within HEALTHY_SECONDS, and anything read before it last (re)connected counts as
