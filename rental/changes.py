@@ -1,26 +1,26 @@
-"""What changed, heard by every web process as it commits: PostgreSQL triggers name, for each
-row written, whose pages it changes (a tag), and NOTIFY brings the tags to a thread of each
-process that LISTENs. Answers kept in a process's memory (rental.responsecache, the signed-in
-session of accounts.sessions) are served again while none of their tags was heard since they
-were read, so a page nobody's data changed for costs no round trip at all.
+"""What changed, heard by every web process as it commits: PostgreSQL triggers name, for each row
+written, whose pages it changes (a tag), and NOTIFY brings the tags to a thread of each process
+that LISTENs. Answers kept in a process's memory (rental.responsecache, the signed-in session
+of accounts.sessions) are served again while none of their tags was heard since they were read,
+so a page nobody's data changed for costs no round trip at all.
 
 Tags: "a<id>" for anything an account's own pages show (its account, sessions, orders and
-everything under them), "c<id>" for a chain's head (confirmations), "h<id>" for a host, "r"
-for a new or extended rate (the currencies an unpaid order offers), and "g" for what every
-page may show (catalog, chains' and assets' settings); emptying a table (TRUNCATE) says "g"
-too. Each app names the tags of its tables (watch(), in its ready()); the triggers are
-written from that list after every migrate (none run during migrations).
+everything under them), "c<id>" for a chain's head (confirmations), "h<id>" for a host, "r" for
+a new or extended rate (the currencies an unpaid order offers), and "g" for what every page may
+show (catalog, chains' and assets' settings); emptying a table (TRUNCATE) says "g" too. Each
+app names the tags of its tables (watch(), in its ready()); the triggers are written from that
+list after every migrate (none run during migrations).
 
-What is kept is only ever trusted while it can be: the listening connection has to have
-answered within HEALTHY_SECONDS, and anything read before it last (re)connected counts as
-changed. A request drains the notifications already on the socket before it looks, so what a
-commit changed is not served from memory once PostgreSQL has sent the notification, which it
-does as the transaction commits: a request that starts in the instant between may still be
-answered as it would have been a moment earlier, as from a replica a fraction of a
-millisecond behind. So only reads are answered from memory (GET and HEAD: a write always
-checks its session in the database), never the requests of a browser that has just written
-(rental.middleware.KeptReadsMiddleware: its own change always shows), and nothing inside a
-transaction, whose own writes are not committed, so not heard.
+What is kept is only ever trusted while it can be: a notification has to have come within
+HEALTHY_SECONDS (each process notifies a beat of its own every second), and anything read
+before the feed last (re)connected counts as changed. A request drains the notifications
+already on the socket before it looks, so what a commit changed is not served from memory once
+PostgreSQL has sent the notification, which it does as the transaction commits: a request that
+starts in the instant between may still be answered as it would have been a moment earlier, as
+from a replica a fraction of a millisecond behind. So only reads are answered from memory (GET
+and HEAD: a write always checks its session in the database), never the requests of a browser
+that has just written (rental.middleware.KeptReadsMiddleware: its own change always shows), and
+nothing inside a transaction, whose own writes are not committed, so not heard.
 """
 
 import contextlib
@@ -42,9 +42,9 @@ logger = logging.getLogger(__name__)
 CHANNEL = "rental_changed"
 APPLICATION_NAME = "rental change feed"
 GLOBAL = "g"
-# The listening connection answers a query this often when nothing is heard...
+# Each process notifies a beat of its own at least this often...
 HEARTBEAT_SECONDS = 1.0
-# ... and what was kept is trusted only while it last answered within this.
+# ... and what was kept is trusted only while a notification came within this.
 HEALTHY_SECONDS = 3.0
 # Tags remembered; past this, everything kept counts as changed (the memory stays bounded).
 MAX_TAGS = 50_000
@@ -190,7 +190,7 @@ class Feed:
         self._epoch = next(_epochs)
         self._heard = 0
         self._tags: dict[str, int] = {}
-        self._answered_at = 0.0  # time.monotonic() of the last answer of the connection
+        self._answered_at = 0.0  # time.monotonic() of the last notification heard
         self._asking = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="rental-changes", daemon=True)
@@ -227,25 +227,27 @@ class Feed:
             # Whatever was read before now may have changed unheard.
             self._epoch = next(_epochs)
             self._tags.clear()
-            self._answered_at = time.monotonic()
         while not self._stop.is_set():
+            self._beat(connection)
             readable, _, _ = select.select([connection], [], [], HEARTBEAT_SECONDS)
-            if readable:
+            while readable and not self._stop.is_set():
                 with self._lock:
                     self._drain_locked()
-                continue
-            # Requests do not touch the connection while it is asked (nor wait for it).
+                readable, _, _ = select.select([connection], [], [], HEARTBEAT_SECONDS)
+
+    def _beat(self, connection) -> None:
+        """Notify this process's own beat: the feed is trusted only while notifications come
+        back (a connection pooler that does not pass LISTEN on, say, answers queries but
+        brings no notification)."""
+        # Requests do not touch the connection while it is asked (nor wait for it).
+        with self._lock:
+            self._asking = True
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, f"beat{os.getpid()}"])
+        finally:
             with self._lock:
-                self._asking = True
-            asked_at = time.monotonic()
-            try:
-                with connection.cursor() as cursor:
-                    cursor.execute("SELECT 1")
-            finally:
-                with self._lock:
-                    self._asking = False
-            with self._lock:
-                self._answered_at = asked_at
+                self._asking = False
                 self._heard_locked(connection)
 
     def _disconnect(self) -> None:
@@ -259,12 +261,12 @@ class Feed:
     def _drain_locked(self) -> None:
         connection = self._connection
         connection.poll()
-        self._answered_at = time.monotonic()
         self._heard_locked(connection)
 
     def _heard_locked(self, connection) -> None:
         if not connection.notifies:
             return
+        self._answered_at = time.monotonic()  # notifications come: the feed works
         self._heard += 1
         for notify in connection.notifies:
             self._tags[notify.payload] = self._heard
@@ -276,7 +278,7 @@ class Feed:
     # Requests.
     def seen(self) -> Seen | None:
         """Where the feed stands, once what is on the socket is heard; None while it cannot be
-        trusted (not listening, or no answer within HEALTHY_SECONDS)."""
+        trusted (not listening, or no notification within HEALTHY_SECONDS)."""
         with self._lock:
             connection = self._connection
             if connection is None or self._asking:

@@ -187,3 +187,18 @@ def test_a_write_never_uses_a_session_kept_in_memory(customer, usdc):
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
     order.refresh_from_db()
     assert order.status == OrderStatus.AWAITING_PAYMENT
+
+
+def test_a_feed_that_hears_no_notification_is_not_trusted(customer, monkeypatch):
+    """A connection that answers queries but brings no notification (a pooler that does not
+    pass LISTEN on, say) leaves nothing trusted: the feed's own beats do not come back."""
+    monkeypatch.setattr(changes, "HEALTHY_SECONDS", 0.5)
+    changes_heard()
+    feed = changes.feed()
+    try:
+        with feed._lock, feed._connection.cursor() as cursor:  # what such a pooler does
+            cursor.execute("UNLISTEN *")
+        time.sleep(1.5)
+        assert feed.seen() is None and changes.now_seen() is None
+    finally:
+        changes.feed_stop()  # the next test's feed listens again
