@@ -40,6 +40,8 @@ from django.db.models import Model
 logger = logging.getLogger(__name__)
 
 CHANNEL = "rental_changed"
+# Notified as the triggers are dropped: nothing is heard until they are back.
+SUSPENDED = "suspended"
 APPLICATION_NAME = "rental change feed"
 GLOBAL = "g"
 # Each process notifies a beat of its own at least this often...
@@ -136,11 +138,14 @@ def _functions_sql(connection) -> list[str]:
 
 def triggers_uninstall(using: str = DEFAULT_DB_ALIAS, **kwargs) -> None:
     """(pre_migrate) No trigger while migrations run: one could read a column a migration
-    drops or renames. Whatever they write is announced as a change to everything after."""
+    drops or renames. Meanwhile no process trusts what it keeps (nothing written is heard);
+    the triggers' return is announced as a change to everything."""
     connection = connections[using]
     if connection.vendor != "postgresql":
         return
     with connection.cursor() as cursor:
+        # Every feed stops trusting what it keeps until the triggers are back (GLOBAL).
+        cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, SUSPENDED])
         for function in _functions_sql(connection):
             cursor.execute(f"DROP FUNCTION IF EXISTS {function} CASCADE")
 
@@ -192,6 +197,7 @@ class Feed:
         self._tags: dict[str, int] = {}
         self._answered_at = 0.0  # time.monotonic() of the last notification heard
         self._asking = False
+        self._suspended = True  # until the triggers are known to be there
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="rental-changes", daemon=True)
         self._thread.start()
@@ -222,7 +228,16 @@ class Feed:
         connection.autocommit = True
         with connection.cursor() as cursor:
             cursor.execute(f"LISTEN {CHANNEL}")
+            # Listening from before the check: a later drop or return of the triggers is heard.
+            cursor.execute(
+                "SELECT NOT EXISTS (SELECT 1 FROM pg_proc p "
+                "JOIN pg_namespace n ON n.oid = p.pronamespace "
+                "WHERE n.nspname = current_schema() AND p.proname = %s)",
+                [f"{CHANNEL}_truncate"],
+            )
+            suspended = cursor.fetchone()[0]
         with self._lock:
+            self._suspended = suspended
             self._connection = connection
             # Whatever was read before now may have changed unheard.
             self._epoch = next(_epochs)
@@ -270,6 +285,10 @@ class Feed:
         self._heard += 1
         for notify in connection.notifies:
             self._tags[notify.payload] = self._heard
+            if notify.payload == SUSPENDED:
+                self._suspended = True
+            elif notify.payload == GLOBAL:  # the triggers are back (or a table was emptied)
+                self._suspended = False
         connection.notifies.clear()
         if len(self._tags) > MAX_TAGS:
             self._tags.clear()
@@ -281,7 +300,7 @@ class Feed:
         trusted (not listening, or no notification within HEALTHY_SECONDS)."""
         with self._lock:
             connection = self._connection
-            if connection is None or self._asking:
+            if connection is None or self._asking or self._suspended:
                 return None
             try:
                 if select.select([connection], [], [], 0)[0]:
