@@ -18,6 +18,7 @@ from csp.constants import HEADER, HEADER_REPORT_ONLY
 from csp.utils import build_policy
 from django.conf import settings
 from django.core.signals import setting_changed
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.dispatch import receiver
 from django.shortcuts import render
 from django.utils.translation import gettext as _
@@ -54,6 +55,20 @@ class CacheUnreachableMiddleware:
         )
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
         return response
+
+
+def _writes_noted(wrote: list[bool]):
+    """A database execute wrapper: notes in `wrote` that a statement wrote."""
+
+    def wrapper(execute, sql, params, many, context):
+        if not wrote and sql.lstrip()[:6].upper() in _WRITES:
+            wrote.append(True)
+        return execute(sql, params, many, context)
+
+    return wrapper
+
+
+_WRITES = frozenset({"INSERT", "UPDATE", "DELETE"})
 
 
 class ContentSecurityPolicyMiddleware(csp_middleware.CSPMiddleware):
@@ -104,11 +119,12 @@ def _store_policy_forget(*, setting: str, **kwargs) -> None:
 
 class KeptReadsMiddleware:
     """Which requests may be answered from what the process keeps (rental.changes): reads
-    only, and not those of a browser that has just written. A write's answer marks the
-    browser for a few seconds (a cookie): the page it goes to next, another tab, the next
-    poll read the database, so its own change always shows there, even in the instant before
-    the other processes have heard of it. First in MIDDLEWARE: the session is read from
-    memory too."""
+    only, and not those of a browser that has just written. A write's answer (a POST, or any
+    request that wrote to the database: a GET that saved its session, say) marks the browser
+    for a few seconds (a cookie): the page it goes to next, another tab, the next poll read
+    the database, so its own change always shows there, even in the instant before the other
+    processes have heard of it. First in MIDDLEWARE: the session is read from memory too, and
+    saved inside it."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -116,11 +132,13 @@ class KeptReadsMiddleware:
     def __call__(self, request):
         reads = request.method in ("GET", "HEAD") and JUST_WROTE_COOKIE not in request.COOKIES
         token = reads_from_memory.set(reads)
+        wrote: list[bool] = []
         try:
-            response = self.get_response(request)
+            with connections[DEFAULT_DB_ALIAS].execute_wrapper(_writes_noted(wrote)):
+                response = self.get_response(request)
         finally:
             reads_from_memory.reset(token)
-        if request.method not in ("GET", "HEAD", "OPTIONS", "TRACE"):
+        if wrote or request.method not in ("GET", "HEAD", "OPTIONS", "TRACE"):
             response.set_cookie(
                 JUST_WROTE_COOKIE,
                 "1",

@@ -258,6 +258,9 @@ def cached_page(
             response = render()
         finally:
             setattr(request, _RENDERING_SHARED, False)
+        # Django's token: it also has the CSRF cookie sent again, renewing it (_token does
+        # not), so a browser's cookie is renewed each time a page it reads is rendered afresh.
+        get_token(request)
         if response.streaming:
             return response
         if response.status_code != 200 or response.cookies:

@@ -202,3 +202,63 @@ def test_a_feed_that_hears_no_notification_is_not_trusted(customer, monkeypatch)
         assert feed.seen() is None and changes.now_seen() is None
     finally:
         changes.feed_stop()  # the next test's feed listens again
+
+
+# A second review, of 812c3eb, 163fd85, f0820d8 and e72d216: each failed on 0dff336.
+
+
+def test_a_session_ended_while_migrations_run_is_not_served_from_memory(customer, usdc):
+    """Migrations run without the triggers: nothing written meanwhile is heard, so no process
+    trusts what it keeps until they are back."""
+    order = order_with_invoice(usdc, user=customer).order
+    client = _signed_in(customer)
+    url = f"/en/account/orders/{order.number}/status/"
+    _get(client, url)
+    assert _get(client, url)[2] == 0  # session and answer kept
+    changes.triggers_uninstall()  # what `migrate` does first (pre_migrate)
+    try:
+        deadline = time.monotonic() + 10
+        while changes.now_seen() is not None:  # until the feed hears of it
+            assert time.monotonic() < deadline, "the feed still trusts what it keeps"
+            time.sleep(0.005)
+        Session.objects.filter(account=customer).delete()  # "sign out everywhere", unheard
+        assert client.get(url).status_code == 302
+    finally:
+        changes.triggers_install()
+    changes_heard()
+    assert changes.now_seen() is not None  # trusted again once the triggers are back
+
+
+def test_a_get_that_writes_the_session_sees_its_own_write_next(client, customer, gpu):
+    """The configurator's GET writes the session: the browser is marked as having written,
+    so its next GET reads the session it saved, heard or not."""
+    client.force_login(customer)
+    url = f"/en/gpus/{gpu.slug}/configure/"
+    changes_heard()
+    client.get(url)  # the session is read from the database and kept
+    details = "my-own-image:1.0 remembered"
+    query = {"environment": "custom", "quantity": "1", "term": "7"}
+    _unheard(lambda: client.get(url, {**query, "environment_details": details}))
+    response = client.get(url, query)  # no details in the URL: the session's are shown
+    assert details in response.content.decode()
+
+
+def test_a_page_rendered_afresh_renews_the_csrf_cookie(customer, usdc):
+    order = order_with_invoice(usdc, user=customer).order
+    client = _signed_in(customer)
+    client.get(f"/en/account/orders/{order.number}/status/")  # the CSRF cookie is set
+    fresh = order_with_invoice(usdc, user=customer).order  # never rendered: rendered afresh
+    response = client.get(f"/en/account/orders/{fresh.number}/status/")
+    assert 'name="csrfmiddlewaretoken"' in response.content.decode()
+    assert "csrftoken" in response.cookies
+
+
+def test_reading_pages_writes_nothing_so_a_browser_keeps_reading_from_memory(customer, usdc):
+    """Were any of these GETs to write, the browser would be marked as having written on each
+    and never read from memory again."""
+    order = order_with_invoice(usdc, user=customer).order
+    client = _signed_in(customer)
+    base = f"/en/account/orders/{order.number}/"
+    for url in [base, f"{base}status/", f"{base}payment/status/", "/en/account/orders/"]:
+        for _ in range(2):
+            assert JUST_WROTE_COOKIE not in client.get(url).cookies
