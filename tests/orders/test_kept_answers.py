@@ -260,3 +260,16 @@ def test_an_unpaid_order_offers_the_currencies_a_new_rate_prices(customer, usdc)
     assert _get(client, url)[2] == 0
     rate_fresh(usdc, "1.00")
     assert _get(client, url)[2] > 0
+
+
+def test_the_french_and_the_english_page_are_kept_apart(customer, usdc):
+    """The same order read in both languages: each is kept, and neither is served for the
+    other."""
+    order = order_with_invoice(usdc, user=customer).order
+    client = _signed_in(customer)
+    pages = {lang: f"/{lang}/account/orders/{order.number}/" for lang in ("fr", "en")}
+    for lang, url in pages.items():
+        _get(client, url)
+        status, body, queries = _get(client, url)
+        assert (status, queries) == (200, 0)
+        assert f'<html lang="{lang}"' in body
