@@ -13,7 +13,10 @@ list after every migrate (none run during migrations).
 
 What is kept is only ever trusted while it can be: a notification has to have come within
 HEALTHY_SECONDS (each process notifies a beat of its own every second), and anything read
-before the feed last (re)connected counts as changed. A request drains the notifications
+before the feed last (re)connected counts as changed; and only under the triggers the
+process's own code writes (their fingerprint names a function in the database: while a deploy
+runs new code before `migrate`, or old code after, a table one of them watches may go
+unheard, so that process keeps nothing). A request drains the notifications
 already on the socket before it looks, so what a commit changed is not served from memory once
 PostgreSQL has sent the notification, which it does as the transaction commits: a request that
 starts in the instant between may still be answered as it would have been a moment earlier, as
@@ -24,6 +27,7 @@ nothing inside a transaction, whose own writes are not committed, so not heard.
 """
 
 import contextlib
+import hashlib
 import itertools
 import logging
 import os
@@ -42,6 +46,11 @@ logger = logging.getLogger(__name__)
 CHANNEL = "rental_changed"
 # Notified as the triggers are dropped: nothing is heard until they are back.
 SUSPENDED = "suspended"
+# Notified, with their fingerprint, as triggers are written; a function named after it says
+# which are in the database. A process trusts what it keeps only under the triggers its own
+# code writes: while a deploy runs the new code before `migrate` (or the old one after),
+# a table newly watched is not heard.
+INSTALLED = "installed"
 APPLICATION_NAME = "rental change feed"
 GLOBAL = "g"
 # Each process notifies a beat of its own at least this often...
@@ -136,6 +145,22 @@ def _functions_sql(connection) -> list[str]:
         return [row[0] for row in cursor.fetchall()]
 
 
+def _statements(quote) -> list[str]:
+    statements = [
+        f"CREATE OR REPLACE FUNCTION {CHANNEL}_truncate() RETURNS trigger LANGUAGE plpgsql AS "
+        f"$$ BEGIN PERFORM pg_notify('{CHANNEL}', '{GLOBAL}'); RETURN NULL; END $$"
+    ]
+    for table, watched in sorted(_watched.items()):
+        statements += _function_sql(table, watched, quote)
+    return statements
+
+
+def _fingerprint() -> str:
+    """Of the triggers this code writes."""
+    quote = connections[DEFAULT_DB_ALIAS].ops.quote_name
+    return hashlib.sha256("\n".join(_statements(quote)).encode()).hexdigest()[:16]
+
+
 def triggers_uninstall(using: str = DEFAULT_DB_ALIAS, **kwargs) -> None:
     """(pre_migrate) No trigger while migrations run: one could read a column a migration
     drops or renames. Meanwhile no process trusts what it keeps (nothing written is heard);
@@ -157,14 +182,14 @@ def triggers_install(using: str = DEFAULT_DB_ALIAS, **kwargs) -> None:
     if connection.vendor != "postgresql":
         return
     triggers_uninstall(using)
-    quote = connection.ops.quote_name
+    fingerprint = _fingerprint()
     statements = [
-        f"CREATE OR REPLACE FUNCTION {CHANNEL}_truncate() RETURNS trigger LANGUAGE plpgsql AS "
-        f"$$ BEGIN PERFORM pg_notify('{CHANNEL}', '{GLOBAL}'); RETURN NULL; END $$"
+        *_statements(connection.ops.quote_name),
+        f"CREATE FUNCTION {CHANNEL}_{INSTALLED}{fingerprint}() RETURNS void "
+        "LANGUAGE plpgsql AS $$ BEGIN END $$",
+        f"SELECT pg_notify('{CHANNEL}', '{INSTALLED}{fingerprint}')",
+        f"SELECT pg_notify('{CHANNEL}', '{GLOBAL}')",
     ]
-    for table, watched in sorted(_watched.items()):
-        statements += _function_sql(table, watched, quote)
-    statements.append(f"SELECT pg_notify('{CHANNEL}', '{GLOBAL}')")
     with connection.cursor() as cursor:
         for statement in statements:
             cursor.execute(statement)
@@ -197,7 +222,8 @@ class Feed:
         self._tags: dict[str, int] = {}
         self._answered_at = 0.0  # time.monotonic() of the last notification heard
         self._asking = False
-        self._suspended = True  # until the triggers are known to be there
+        self._suspended = True  # until this code's triggers are known to be there
+        self._installed = f"{INSTALLED}{_fingerprint()}"
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="rental-changes", daemon=True)
         self._thread.start()
@@ -233,7 +259,7 @@ class Feed:
                 "SELECT NOT EXISTS (SELECT 1 FROM pg_proc p "
                 "JOIN pg_namespace n ON n.oid = p.pronamespace "
                 "WHERE n.nspname = current_schema() AND p.proname = %s)",
-                [f"{CHANNEL}_truncate"],
+                [f"{CHANNEL}_{self._installed}"],
             )
             suspended = cursor.fetchone()[0]
         with self._lock:
@@ -287,8 +313,8 @@ class Feed:
             self._tags[notify.payload] = self._heard
             if notify.payload == SUSPENDED:
                 self._suspended = True
-            elif notify.payload == GLOBAL:  # the triggers are back (or a table was emptied)
-                self._suspended = False
+            elif notify.payload.startswith(INSTALLED):  # triggers are back: are they ours?
+                self._suspended = notify.payload != self._installed
         connection.notifies.clear()
         if len(self._tags) > MAX_TAGS:
             self._tags.clear()

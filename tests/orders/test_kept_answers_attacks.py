@@ -7,6 +7,7 @@ from decimal import Decimal
 
 import pytest
 from django.conf import settings
+from django.contrib.sites.models import Site
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
@@ -262,3 +263,28 @@ def test_reading_pages_writes_nothing_so_a_browser_keeps_reading_from_memory(cus
     for url in [base, f"{base}status/", f"{base}payment/status/", "/en/account/orders/"]:
         for _ in range(2):
             assert JUST_WROTE_COOKIE not in client.get(url).cookies
+
+
+def test_a_process_whose_code_watches_a_table_without_its_trigger_keeps_nothing(customer):
+    """A deploy starts the new code before `migrate` writes its triggers (or the old code runs
+    on after): a table only the new code watches is not heard yet, so the new processes trust
+    nothing they keep until the triggers of their own code are in the database."""
+    changes_heard()
+    watched = dict(changes._watched)
+    changes.watch(Site, changes.GLOBAL_TAG_SQL)  # the new code watches one more table
+    try:
+        changes.feed_stop()  # a process started with it
+        started = changes.feed()
+        deadline = time.monotonic() + 10
+        while started._connection is None:
+            assert time.monotonic() < deadline, "the feed does not connect"
+            time.sleep(0.01)
+        assert started.seen() is None
+        changes.triggers_install()  # `migrate`, by the new code
+        changes_heard()
+        assert changes.now_seen() is not None
+    finally:
+        changes._watched.clear()
+        changes._watched.update(watched)
+        changes.triggers_install()
+        changes.feed_stop()  # the next test's feed listens under the triggers put back
