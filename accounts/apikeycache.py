@@ -6,6 +6,10 @@ never the account's password hash). Revoking a key, a password change and a staf
 account leave a "forgotten" mark in their place, at once and again after their transaction
 commits: a request that read the key just before cannot store it again over the mark
 (cache.add), so the next request reads the database and is refused at once.
+
+Each web process also keeps the keys it read from the database (api_key_kept), served again
+while nothing of their account was heard changing (rental.changes: the key, its account, its
+addresses): a partner's request then costs no round trip for its key.
 """
 
 from collections.abc import Iterable
@@ -14,6 +18,8 @@ from django.db import DEFAULT_DB_ALIAS, transaction
 
 from accounts.models import ApiKey, User
 from rental.cachesafe import cache_add, cache_get, cache_set_many
+from rental.changes import Feed, Seen, account_tag
+from rental.responsecache import Kept
 
 LIFETIME = 10  # seconds
 FORGOTTEN = "forgotten"
@@ -43,14 +49,34 @@ def api_key_from_stored(values) -> ApiKey | None:
     return api_key
 
 
-def api_key_remember(*, api_key: ApiKey) -> None:
-    """Keep a key read from the database (with its account and `user_email_verified`)."""
-    values = (
+def _stored(api_key: ApiKey) -> tuple:
+    return (
         [getattr(api_key, name) for name in _KEY_FIELDS],
         [getattr(api_key.user, name) for name in _USER_FIELDS],
         api_key.user_email_verified,  # type: ignore[attr-defined]
     )
-    cache_add(api_key_cache_key(api_key.key_hash), values, LIFETIME)
+
+
+def api_key_remember(*, api_key: ApiKey) -> None:
+    """Keep a key read from the database (with its account and `user_email_verified`)."""
+    cache_add(api_key_cache_key(api_key.key_hash), _stored(api_key), LIFETIME)
+
+
+# Keys read from the database, in this process's memory (rental.responsecache).
+_kept = Kept()
+
+
+def api_key_kept(*, key_hash: str, heard: tuple[Feed, Seen] | None) -> ApiKey | None:
+    """The key with that hash as this process read it from the database (api_key_keep), while
+    nothing of its account was heard changing since; `heard` is rental.changes.now_seen()."""
+    return api_key_from_stored(_kept.get((key_hash,), heard))
+
+
+def api_key_keep(*, api_key: ApiKey, heard: tuple[Feed, Seen] | None) -> None:
+    """Keep a key read from the database after `heard` (rental.changes.now_seen(), taken
+    before reading it), with its account and `user_email_verified`."""
+    tags = frozenset({account_tag(api_key.user_id)})
+    _kept.put((api_key.key_hash,), heard, tags=tags, valid_until=None, value=_stored(api_key))
 
 
 def api_keys_forget(*, key_hashes: Iterable[str]) -> None:

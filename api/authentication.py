@@ -2,11 +2,18 @@ from datetime import datetime
 
 from rest_framework import authentication, exceptions
 
-from accounts.apikeycache import api_key_from_stored, api_key_remember, api_key_remembered
+from accounts.apikeycache import (
+    api_key_from_stored,
+    api_key_keep,
+    api_key_kept,
+    api_key_remember,
+    api_key_remembered,
+)
 from accounts.models import ApiKey
 from accounts.services import api_key_hash, api_key_touch
 from api.selectors import api_key_for_raw_key
-from api.throttling import COUNTED_USE, key_stored_and_counted, throttle_rate
+from api.throttling import COUNTED_USE, key_counted_here, key_stored_and_counted, throttle_rate
+from rental.changes import now_seen
 from rental.ratelimit import WindowCount
 
 KEYWORD = "Api-Key"
@@ -17,21 +24,30 @@ MAX_KEYS_REMEMBERED = 10_000
 
 
 def _api_key(*, raw_key: str) -> tuple[ApiKey | None, WindowCount | None]:
-    """The key, from the cache when it was verified a few seconds ago (accounts.apikeycache),
-    and the throttle's count of this request when it was made with that read (otherwise
-    None: api.throttling counts). Unknown keys are never stored: nobody can fill the cache
-    by guessing."""
+    """The key and the throttle's count of this request when it was made with the key's read
+    (otherwise None: api.throttling counts). Where this process can keep what it reads
+    (rental.changes), the key is read from the database once, then from memory while nothing
+    of its account changes (accounts.apikeycache); elsewhere from the cache when it was
+    verified a few seconds ago. Unknown keys are never stored: nobody can fill the cache or
+    the memory by guessing."""
     key_hash = api_key_hash(raw_key)
+    heard = now_seen()  # before anything is read
+    if heard is not None:
+        api_key = api_key_kept(key_hash=key_hash, heard=heard)
+        if api_key is None:
+            api_key = api_key_for_raw_key(raw_key=raw_key)
+            if api_key is not None:
+                api_key_keep(api_key=api_key, heard=heard)
+        return api_key, None
     rate = throttle_rate()
-    if rate is None:
-        api_key, counted = api_key_remembered(key_hash=key_hash), None
+    counted = None if rate is None else key_counted_here(key_hash=key_hash, limit=rate[0])
+    if rate is None or counted is not None:
+        api_key = api_key_remembered(key_hash=key_hash)
     else:
-        api_key = counted = None
         # RedisError: a 503, with nothing written.
         found = key_stored_and_counted(key_hash=key_hash, period=rate[1])
-        if found is not None:
-            stored, counted = found
-            api_key = api_key_from_stored(stored)
+        stored, counted = (None, None) if found is None else found
+        api_key = api_key_from_stored(stored)
     if api_key is None:
         api_key = api_key_for_raw_key(raw_key=raw_key)
         if api_key is not None:

@@ -5,7 +5,7 @@ from rest_framework.throttling import SimpleRateThrottle
 
 from accounts.apikeycache import api_key_cache_key
 from accounts.models import ApiKey
-from rental.ratelimit import WindowCount, stored_and_counted, window_count
+from rental.ratelimit import WindowCount, counted_here, stored_and_counted, window_count
 
 SCOPE = "api"
 # Set on the request when the key's use was counted as the key was read (api.authentication).
@@ -24,6 +24,12 @@ def key_window(key_hash: str) -> str:
     return ApiKeyRateThrottle.cache_format % {"scope": SCOPE, "ident": f"key-{key_hash}"}
 
 
+def key_counted_here(*, key_hash: str, limit: int) -> WindowCount | None:
+    """This request counted against the rate of the key with that hash in this process, when
+    it may be (rental.ratelimit.counted_here): no round trip."""
+    return counted_here(key=key_window(key_hash), limit=limit)
+
+
 def key_stored_and_counted(*, key_hash: str, period: int) -> tuple[Any, WindowCount] | None:
     """What the cache keeps for the key with that hash (accounts.apikeycache: its values or
     the mark left once it was forgotten) and this request counted against the key's rate, in
@@ -39,10 +45,11 @@ class ApiKeyRateThrottle(SimpleRateThrottle):
     """Counts requests per API key (per user for a browser session, per IP otherwise).
 
     A counter per window (rental.ratelimit), not DRF's list of request times: that list is
-    read and written whole on every request and grows with the allowed rate. A key found in
-    the cache was counted as it was read, in one round trip (key_stored_and_counted, from
-    api.authentication): so a request with a valid key counts even when a permission then
-    refuses it (403), as it does whenever the key was read from the database.
+    read and written whole on every request and grows with the allowed rate. Far under the
+    rate, uses are counted in the process and sent to Redis in batches (counted_here); a key
+    read from the cache was counted in the round trip that read it (key_stored_and_counted,
+    from api.authentication): so a request with a valid key counts even when a permission
+    then refuses it (403), as it does whenever the key was read from the database or memory.
     """
 
     scope = SCOPE
@@ -58,7 +65,7 @@ class ApiKeyRateThrottle(SimpleRateThrottle):
         limit, period = rate
         count = getattr(request, COUNTED_USE, None)
         if count is None:
-            count = window_count(key=self.get_cache_key(request, view), period=period)
+            count = window_count(key=self.get_cache_key(request, view), period=period, limit=limit)
         self.seconds_left = count.seconds_left
         return count.uses <= limit
 

@@ -5,10 +5,21 @@ A window opens at its key's first use and lasts `period` seconds. On Redis a use
 round trip of a few bytes whatever the limit (a Lua script: count, start the expiry, read
 what is left), where a list of request times would be read and written whole every time.
 A value kept in the cache can be read in that same round trip (stored_and_counted).
+
+A caller that names the limit (the API throttle) may have a use counted in this process and
+sent with the next one that goes to Redis, while its window is under half of the limit:
+at most one use in BATCH_SHARE of the limit and SEND_WITHIN seconds are held back per
+process, so a busy key costs a round trip per batch, not per request. Past half of the limit
+every use is counted in Redis as it comes, so a key is refused at its rate as before: what
+the processes held back (a batch each at most) may let that many more through, never fewer.
+Limits under 2 x BATCH_SHARE hold nothing back (every browser action's).
 """
 
 import functools
 import hashlib
+import math
+import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,20 +27,36 @@ from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
 from redis.exceptions import NoScriptError
 
+# ARGV[1] the period (s), ARGV[2] the uses to count: {uses, milliseconds left}.
 _COUNT = """
-local uses = redis.call('INCR', KEYS[1])
-if uses == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
-return {uses, redis.call('TTL', KEYS[1])}
+local uses = redis.call('INCRBY', KEYS[1], ARGV[2])
+local left = redis.call('PTTL', KEYS[1])
+if left < 0 then
+  redis.call('EXPIRE', KEYS[1], ARGV[1])
+  left = ARGV[1] * 1000
+end
+return {uses, left}
 """
-# KEYS[1] the stored value, KEYS[2] the window: {value, uses, ttl}, or {} (nothing counted)
-# when no value is stored.
+# KEYS[1] the stored value, KEYS[2] the window: {value, uses, milliseconds left}, or {}
+# (nothing counted) when no value is stored.
 _READ_AND_COUNT = """
 local value = redis.call('GET', KEYS[1])
 if not value then return {} end
-local uses = redis.call('INCR', KEYS[2])
-if uses == 1 then redis.call('EXPIRE', KEYS[2], ARGV[1]) end
-return {value, uses, redis.call('TTL', KEYS[2])}
+local uses = redis.call('INCRBY', KEYS[2], ARGV[2])
+local left = redis.call('PTTL', KEYS[2])
+if left < 0 then
+  redis.call('EXPIRE', KEYS[2], ARGV[1])
+  left = ARGV[1] * 1000
+end
+return {value, uses, left}
 """
+# A use held back in this process: at most 1/BATCH_SHARE of the limit, MAX_BATCH uses...
+BATCH_SHARE = 100
+MAX_BATCH = 100
+# ... and sent with the first use after this many seconds.
+SEND_WITHIN = 1.0
+# Windows this process follows; past this, those closed are dropped (then all).
+MAX_WINDOWS = 10_000
 
 
 @dataclass(frozen=True)
@@ -53,15 +80,98 @@ def _redis_script(backend: RedisCache, script: str, keys: list[str], *args: Any)
         return client.eval(script, len(cache_keys), *cache_keys, *args)
 
 
-def _window_count(uses, ttl) -> WindowCount:
-    return WindowCount(uses=int(uses), seconds_left=max(int(ttl), 1))
+@dataclass
+class _Window:
+    """A window as this process last heard of it from Redis, and the uses it held back since."""
+
+    closes: float  # time.monotonic()
+    uses: int  # counted in Redis, by every process
+    held: int  # counted here, not yet sent
+    heard_at: float
 
 
-def window_count(*, key: str, period: int) -> WindowCount:
-    """Count one use of `key` in its current window of `period` seconds."""
+_windows: dict[str, _Window] = {}
+_windows_lock = threading.Lock()
+
+
+def _seconds_left(closes: float, now: float) -> int:
+    return max(math.ceil(closes - now), 1)
+
+
+def counted_here(*, key: str, limit: int) -> WindowCount | None:
+    """One use of `key` counted in this process, to be sent with the next one counted in
+    Redis (window_count, stored_and_counted): while its window, as Redis last said, is under
+    half of `limit`, with this process's batch not full nor SEND_WITHIN old. None otherwise:
+    nothing counted."""
+    batch = min(MAX_BATCH, limit // BATCH_SHARE)
+    now = time.monotonic()
+    with _windows_lock:
+        window = _windows.get(key)
+        if (
+            window is None
+            or now >= window.closes
+            or now - window.heard_at >= SEND_WITHIN
+            or window.held + 1 >= batch
+            or 2 * (window.uses + window.held + 1) > limit
+        ):
+            return None
+        window.held += 1
+        return WindowCount(
+            uses=window.uses + window.held, seconds_left=_seconds_left(window.closes, now)
+        )
+
+
+def _held_take(key: str) -> int:
+    """The uses of `key` held back in an open window, now to be sent."""
+    with _windows_lock:
+        window = _windows.get(key)
+        if window is None or time.monotonic() >= window.closes:
+            return 0
+        held, window.held = window.held, 0
+        return held
+
+
+def _held_return(key: str, held: int) -> None:
+    with _windows_lock:
+        window = _windows.get(key)
+        if window is not None:
+            window.held += held
+
+
+def _heard(key: str, uses, milliseconds_left) -> WindowCount:
+    """What Redis said of the window of `key` after counting: remembered for counted_here."""
+    now = time.monotonic()
+    closes = now + int(milliseconds_left) / 1000
+    with _windows_lock:
+        window = _windows.get(key)
+        # Held back while this round trip was on its way: sent with the next (those of a
+        # window that closed meanwhile are not counted in the next).
+        held = window.held if window is not None and now < window.closes else 0
+        if window is None and len(_windows) >= MAX_WINDOWS:
+            for closed in [name for name, known in _windows.items() if known.closes <= now]:
+                del _windows[closed]
+            if len(_windows) >= MAX_WINDOWS:
+                _windows.clear()
+        _windows[key] = _Window(closes=closes, uses=int(uses), held=held, heard_at=now)
+    return WindowCount(uses=int(uses), seconds_left=_seconds_left(closes, now))
+
+
+def windows_forget() -> None:
+    """Drop what this process knows of every window (a test starting afresh)."""
+    with _windows_lock:
+        _windows.clear()
+
+
+def window_count(*, key: str, period: int, limit: int | None = None) -> WindowCount:
+    """Count one use of `key` in its current window of `period` seconds; with its `limit`,
+    in this process while it may (counted_here)."""
     backend = caches["default"]
     if isinstance(backend, RedisCache):
-        return _window_count(*_redis_script(backend, _COUNT, [key], period))
+        counted = None if limit is None else counted_here(key=key, limit=limit)
+        if counted is not None:
+            return counted
+        uses = _held_take(key) + 1
+        return _heard(key, *_redis_script(backend, _COUNT, [key], period, uses))
     # Other caches (a developer's file cache): add() opens the window, incr() counts.
     backend.add(key, 0, timeout=period)
     try:
@@ -74,19 +184,21 @@ def window_count(*, key: str, period: int) -> WindowCount:
 
 def stored_and_counted(*, key: str, window: str, period: int) -> tuple[Any, WindowCount] | None:
     """The value the cache keeps under `key` and, when there is one, a use of `window`
-    counted (window_count); None, and nothing counted, when it keeps nothing. One round trip
-    on Redis."""
+    counted (window_count, with the uses held back in this process); None, and nothing
+    counted, when it keeps nothing. One round trip on Redis."""
     backend = caches["default"]
     if not isinstance(backend, RedisCache):
         value = backend.get(key)
         return None if value is None else (value, window_count(key=window, period=period))
-    found = _redis_script(backend, _READ_AND_COUNT, [key, window], period)
+    held = _held_take(window)
+    found = _redis_script(backend, _READ_AND_COUNT, [key, window], period, held + 1)
     if not found:
+        _held_return(window, held)
         return None
-    value, uses, ttl = found
+    value, uses, milliseconds_left = found
     # Read as the cache reads what it stored (Django's RedisSerializer; private, like the
     # client above: tests/api/test_throttle.py reads stored keys through here).
-    return backend._cache._serializer.loads(value), _window_count(uses, ttl)
+    return backend._cache._serializer.loads(value), _heard(window, uses, milliseconds_left)
 
 
 def rate_limit_exceeded(*, scope: str, key: str, limit: int, period: int) -> bool:

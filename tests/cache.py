@@ -6,6 +6,7 @@ import redis
 from django.conf import settings
 
 from catalog.pagecache import forget_served_pages
+from rental.ratelimit import windows_forget
 from rental.responsecache import kept_forget
 
 
@@ -25,6 +26,7 @@ def cache_empty() -> None:
         server.delete(*keys)
     forget_served_pages()
     kept_forget()
+    windows_forget()
 
 
 def cache_pointed_at(settings, location: str, options: dict | None = None) -> None:
@@ -38,6 +40,7 @@ def cache_pointed_at(settings, location: str, options: dict | None = None) -> No
         }
     }
     forget_served_pages()
+    windows_forget()
 
 
 def cache_unreachable(settings) -> None:
