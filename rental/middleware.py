@@ -12,6 +12,8 @@ ContentSecurityPolicyMiddleware builds the store's policy once.
 
 import functools
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from csp import middleware as csp_middleware
 from csp.constants import HEADER, HEADER_REPORT_ONLY
@@ -130,15 +132,15 @@ class KeptReadsMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        reads = request.method in ("GET", "HEAD") and JUST_WROTE_COOKIE not in request.COOKIES
-        token = reads_from_memory.set(reads)
+        token = reads_from_memory.set(request.method in ("GET", "HEAD") and _not_written(request))
         wrote: list[bool] = []
         try:
             with connections[DEFAULT_DB_ALIAS].execute_wrapper(_writes_noted(wrote)):
                 response = self.get_response(request)
         finally:
             reads_from_memory.reset(token)
-        if wrote or request.method not in ("GET", "HEAD", "OPTIONS", "TRACE"):
+        safe = request.method in ("GET", "HEAD", "OPTIONS", "TRACE")
+        if wrote or not (safe or getattr(request, _READS_ONLY, False)):
             response.set_cookie(
                 JUST_WROTE_COOKIE,
                 "1",
@@ -148,3 +150,24 @@ class KeptReadsMiddleware:
                 samesite="Lax",
             )
         return response
+
+
+def _not_written(request) -> bool:
+    return JUST_WROTE_COOKIE not in request.COOKIES
+
+
+# Set on a request by reads_only().
+_READS_ONLY = "_kept_reads_only"
+
+
+@contextmanager
+def reads_only(request) -> Iterator[None]:
+    """Around a view that writes nothing whatever the method (the API's quote: a POST for
+    its body): its request may be answered from memory as a GET's (KeptReadsMiddleware), and
+    marks the browser as having written only if it did write."""
+    setattr(request, _READS_ONLY, True)
+    token = reads_from_memory.set(_not_written(request))
+    try:
+        yield
+    finally:
+        reads_from_memory.reset(token)

@@ -1,11 +1,20 @@
 from django.utils import translation
 from rest_framework.views import APIView
 
+from rental.middleware import reads_only
+
 
 class ApiView(APIView):
     """Every API view: answers in English whatever the site's language, so partners get the
     same messages from every endpoint (the codes in errors are the stable part)."""
 
+    # True for a view none of whose methods writes anything (a POST only for its body): its
+    # requests may be answered from memory as a GET's (rental.middleware.reads_only).
+    writes_nothing = False
+
     def dispatch(self, request, *args, **kwargs):
         with translation.override("en"):
-            return super().dispatch(request, *args, **kwargs)
+            if not self.writes_nothing:
+                return super().dispatch(request, *args, **kwargs)
+            with reads_only(request):
+                return super().dispatch(request, *args, **kwargs)

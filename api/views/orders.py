@@ -139,6 +139,8 @@ class ConfigurationInputSerializer(serializers.Serializer):
 
 
 class QuoteApi(ApiView):
+    writes_nothing = True  # a price worked out; nothing reserved nor stored
+
     class OutputSerializer(serializers.Serializer):
         gpu = serializers.CharField(source="gpu.slug")
         environment = serializers.CharField(source="environment.slug")
