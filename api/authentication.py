@@ -12,7 +12,13 @@ from accounts.apikeycache import (
 from accounts.models import ApiKey
 from accounts.services import api_key_hash, api_key_touch
 from api.selectors import api_key_for_raw_key
-from api.throttling import COUNTED_USE, key_counted_here, key_stored_and_counted, throttle_rate
+from api.throttling import (
+    COUNTED_USE,
+    key_counted,
+    key_counted_here,
+    key_stored_and_counted,
+    throttle_rate,
+)
 from rental.changes import now_seen
 from rental.ratelimit import WindowCount
 
@@ -28,30 +34,38 @@ def _api_key(*, raw_key: str) -> tuple[ApiKey | None, WindowCount | None]:
     (otherwise None: api.throttling counts). Where this process can keep what it reads
     (rental.changes), the key is read from the database once, then from memory while nothing
     of its account changes (accounts.apikeycache); elsewhere from the cache when it was
-    verified a few seconds ago. Unknown keys are never stored: nobody can fill the cache or
-    the memory by guessing."""
+    verified a few seconds ago. The request is counted before the key is used, and before
+    the database is asked for a key not in memory: with Redis down, it is refused (503)
+    having read and written nothing. Unknown keys are never stored nor
+    counted: nobody can fill the cache or the memory by guessing."""
     key_hash = api_key_hash(raw_key)
     heard = now_seen()  # before anything is read
+    rate = throttle_rate()
     if heard is not None:
         api_key = api_key_kept(key_hash=key_hash, heard=heard)
-        if api_key is None:
-            api_key = api_key_for_raw_key(raw_key=raw_key)
-            if api_key is not None:
-                api_key_keep(api_key=api_key, heard=heard)
-        return api_key, None
-    rate = throttle_rate()
-    counted = None if rate is None else key_counted_here(key_hash=key_hash, limit=rate[0])
-    if rate is None or counted is not None:
-        api_key = api_key_remembered(key_hash=key_hash)
-    else:
-        # RedisError: a 503, with nothing written.
-        found = key_stored_and_counted(key_hash=key_hash, period=rate[1])
-        stored, counted = (None, None) if found is None else found
-        api_key = api_key_from_stored(stored)
-    if api_key is None:
-        api_key = api_key_for_raw_key(raw_key=raw_key)
         if api_key is not None:
+            # RedisError: a 503 before the key is used.
+            return api_key, None if rate is None else key_counted(key_hash=key_hash, rate=rate)
+    counted = None if rate is None else key_counted_here(key_hash=key_hash, limit=rate[0])
+    api_key = None
+    if rate is not None and counted is None:
+        # RedisError: a 503, with nothing read nor written.
+        found = key_stored_and_counted(key_hash=key_hash, period=rate[1])
+        if found is not None:
+            stored, counted = found
+            api_key = api_key_from_stored(stored)
+    elif heard is None:
+        api_key = api_key_remembered(key_hash=key_hash)
+    if api_key is not None and heard is None:
+        return api_key, counted
+    # From the database: kept in memory where the feed is heard (it is read after `heard`),
+    # and stored in the cache unless it was there.
+    in_cache = api_key is not None
+    api_key = api_key_for_raw_key(raw_key=raw_key)
+    if api_key is not None:
+        if not in_cache:
             api_key_remember(api_key=api_key)
+        api_key_keep(api_key=api_key, heard=heard)
     return api_key, counted
 
 
@@ -59,7 +73,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
     """`Authorization: Api-Key <key>`: the request acts as the key's account.
 
     `request.auth` is the ApiKey, so permissions can read its scope and the throttle its
-    hash. A key found in the cache has this request counted by the throttle already.
+    hash. A key found in memory or the cache has this request counted by the throttle already.
     """
 
     def authenticate(self, request):

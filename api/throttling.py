@@ -24,6 +24,13 @@ def key_window(key_hash: str) -> str:
     return ApiKeyRateThrottle.cache_format % {"scope": SCOPE, "ident": f"key-{key_hash}"}
 
 
+def key_counted(*, key_hash: str, rate: tuple[int, int]) -> WindowCount:
+    """This request counted against the rate (requests, seconds) of the key with that hash,
+    in this process when it may be (rental.ratelimit.window_count)."""
+    limit, period = rate
+    return window_count(key=key_window(key_hash), period=period, limit=limit)
+
+
 def key_counted_here(*, key_hash: str, limit: int) -> WindowCount | None:
     """This request counted against the rate of the key with that hash in this process, when
     it may be (rental.ratelimit.counted_here): no round trip."""
@@ -47,9 +54,9 @@ class ApiKeyRateThrottle(SimpleRateThrottle):
     A counter per window (rental.ratelimit), not DRF's list of request times: that list is
     read and written whole on every request and grows with the allowed rate. Far under the
     rate, uses are counted in the process and sent to Redis in batches (counted_here); a key
-    read from the cache was counted in the round trip that read it (key_stored_and_counted,
-    from api.authentication): so a request with a valid key counts even when a permission
-    then refuses it (403), as it does whenever the key was read from the database or memory.
+    read from memory or the cache was counted as it was read (api.authentication): so a
+    request with a valid key counts even when a permission then refuses it (403), as it does
+    whenever the key was read from the database.
     """
 
     scope = SCOPE

@@ -20,12 +20,14 @@ import hashlib
 import math
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
-from redis.exceptions import NoScriptError
+from redis.exceptions import NoScriptError, RedisError, TimeoutError
 
 # ARGV[1] the period (s), ARGV[2] the uses to count: {uses, milliseconds left}.
 _COUNT = """
@@ -55,6 +57,9 @@ BATCH_SHARE = 100
 MAX_BATCH = 100
 # ... and sent with the first use after this many seconds.
 SEND_WITHIN = 1.0
+# Two answers whose windows close this close (seconds) are of the same window: periods are
+# whole seconds, and a window opens only once the last one closed.
+SAME_WINDOW = 0.1
 # Windows this process follows; past this, those closed are dropped (then all).
 MAX_WINDOWS = 10_000
 
@@ -109,6 +114,7 @@ def counted_here(*, key: str, limit: int) -> WindowCount | None:
         window = _windows.get(key)
         if (
             window is None
+            or key in _sending
             or now >= window.closes
             or now - window.heard_at >= SEND_WITHIN
             or window.held + 1 >= batch
@@ -121,14 +127,35 @@ def counted_here(*, key: str, limit: int) -> WindowCount | None:
         )
 
 
-def _held_take(key: str) -> int:
-    """The uses of `key` held back in an open window, now to be sent."""
+# Round trips on their way, per key: meanwhile nothing is held back (SEND_WITHIN below).
+_sending: dict[str, int] = {}
+
+
+@contextmanager
+def _held_sent(key: str) -> Iterator[int]:
+    """The uses of `key` held back in an open window, to be sent with a round trip. While it is
+    on its way no use is held back (another thread's goes to Redis too), so the count here
+    is never further behind than one batch. Should it fail before Redis counted them (any
+    error but a timeout, after which Redis may have), they are held again."""
     with _windows_lock:
         window = _windows.get(key)
-        if window is None or time.monotonic() >= window.closes:
-            return 0
-        held, window.held = window.held, 0
-        return held
+        held = 0
+        if window is not None and time.monotonic() < window.closes:
+            held, window.held = window.held, 0
+        _sending[key] = _sending.get(key, 0) + 1
+    try:
+        yield held
+    except TimeoutError:
+        raise
+    except RedisError:
+        _held_return(key, held)
+        raise
+    finally:
+        with _windows_lock:
+            if _sending[key] > 1:
+                _sending[key] -= 1
+            else:
+                del _sending[key]
 
 
 def _held_return(key: str, held: int) -> None:
@@ -147,12 +174,16 @@ def _heard(key: str, uses, milliseconds_left) -> WindowCount:
         # Held back while this round trip was on its way: sent with the next (those of a
         # window that closed meanwhile are not counted in the next).
         held = window.held if window is not None and now < window.closes else 0
+        known = int(uses)
+        if window is not None and abs(window.closes - closes) < SAME_WINDOW:
+            # Of answers that crossed, the later count.
+            known = max(known, window.uses)
         if window is None and len(_windows) >= MAX_WINDOWS:
             for closed in [name for name, known in _windows.items() if known.closes <= now]:
                 del _windows[closed]
             if len(_windows) >= MAX_WINDOWS:
                 _windows.clear()
-        _windows[key] = _Window(closes=closes, uses=int(uses), held=held, heard_at=now)
+        _windows[key] = _Window(closes=closes, uses=known, held=held, heard_at=now)
     return WindowCount(uses=int(uses), seconds_left=_seconds_left(closes, now))
 
 
@@ -170,8 +201,8 @@ def window_count(*, key: str, period: int, limit: int | None = None) -> WindowCo
         counted = None if limit is None else counted_here(key=key, limit=limit)
         if counted is not None:
             return counted
-        uses = _held_take(key) + 1
-        return _heard(key, *_redis_script(backend, _COUNT, [key], period, uses))
+        with _held_sent(key) as held:
+            return _heard(key, *_redis_script(backend, _COUNT, [key], period, held + 1))
     # Other caches (a developer's file cache): add() opens the window, incr() counts.
     backend.add(key, 0, timeout=period)
     try:
@@ -190,15 +221,16 @@ def stored_and_counted(*, key: str, window: str, period: int) -> tuple[Any, Wind
     if not isinstance(backend, RedisCache):
         value = backend.get(key)
         return None if value is None else (value, window_count(key=window, period=period))
-    held = _held_take(window)
-    found = _redis_script(backend, _READ_AND_COUNT, [key, window], period, held + 1)
-    if not found:
-        _held_return(window, held)
-        return None
-    value, uses, milliseconds_left = found
+    with _held_sent(window) as held:
+        found = _redis_script(backend, _READ_AND_COUNT, [key, window], period, held + 1)
+        if not found:
+            _held_return(window, held)
+            return None
+        value, uses, milliseconds_left = found
+        counted = _heard(window, uses, milliseconds_left)
     # Read as the cache reads what it stored (Django's RedisSerializer; private, like the
     # client above: tests/api/test_throttle.py reads stored keys through here).
-    return backend._cache._serializer.loads(value), _heard(window, uses, milliseconds_left)
+    return backend._cache._serializer.loads(value), counted
 
 
 def rate_limit_exceeded(*, scope: str, key: str, limit: int, period: int) -> bool:

@@ -11,9 +11,11 @@ from django.test.utils import CaptureQueriesContext
 from accounts.apikeycache import api_key_kept
 from accounts.models import ApiKey
 from accounts.services import account_password_changed, api_key_revoke, api_key_touch
+from api import authentication
 from rental import changes
 from rental.middleware import JUST_WROTE_COOKIE
 from tests.api.conftest import key_client
+from tests.cache import cache_unreachable
 from tests.changes import changes_heard
 from tests.payments.helpers import order_with_invoice
 from tests.redis_calls import redis_sent
@@ -128,3 +130,29 @@ def test_a_quote_marks_its_client_as_having_written_only_when_it_wrote(
     api.cookies.pop(JUST_WROTE_COOKIE)
     assert JUST_WROTE_COOKIE not in api.post("/api/v1/quotes/", quote, format="json").cookies
     assert JUST_WROTE_COOKIE in api.post("/api/v1/orders/", order_body, format="json").cookies
+
+
+# An outside review of bb57597 found these two: each failed on it.
+
+
+@pytest.mark.parametrize("kept", [False, True], ids=["first use", "kept, a minute later"])
+def test_with_redis_down_a_request_is_refused_before_its_key_is_used(
+    customer_key, api, settings, kept
+):
+    """The request cannot be counted: refused (503) before its key's last use is written,
+    as tests/drills/test_redis_down.py asks of a key read from the database."""
+    api_key = customer_key[0]
+    if kept:
+        assert _costs(api, lambda: api.get(URL))[0] == 200
+        ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=None)
+        authentication._last_used_written.clear()  # as a minute later: to be written
+    cache_unreachable(settings)
+    assert _costs(api, lambda: api.get(URL))[0] == 503
+    api_key.refresh_from_db()
+    assert api_key.last_used_at is None
+
+
+def test_with_redis_down_made_up_keys_are_not_checked_against_the_database(db, settings):
+    cache_unreachable(settings)
+    guesser = key_client("lg_00000000_nope")
+    assert _costs(guesser, lambda: guesser.get(URL))[:2] == (503, 0)

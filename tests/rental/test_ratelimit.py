@@ -3,9 +3,11 @@ a busy key costs a round trip per batch, loses no use, and is refused at its rat
 before it, even with processes racing on it."""
 
 import multiprocessing
+import threading
 
 import pytest
 from django.core.cache import cache
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from rental import ratelimit
 from rental.ratelimit import window_count, windows_forget
@@ -93,3 +95,52 @@ def test_processes_racing_on_one_key_are_refused_at_its_rate_never_before():
         worker.join(timeout=10)
     assert limit <= sum(counts) <= limit + processes * 40
     assert _in_redis() >= limit + processes  # each one's refused use counted too
+
+
+# An outside review of bb57597 found these two: each failed on it.
+
+
+def test_uses_held_back_are_held_again_when_their_round_trip_fails(monkeypatch):
+    limit = 100_000
+    for _ in range(100):  # one in Redis, 99 held back here
+        window_count(key=KEY, period=60, limit=limit)
+    script = ratelimit._redis_script
+
+    def refused(*args, **kwargs):
+        raise RedisConnectionError("Redis restarting")
+
+    monkeypatch.setattr(ratelimit, "_redis_script", refused)
+    with pytest.raises(RedisConnectionError):  # this use is refused (503)
+        window_count(key=KEY, period=60, limit=limit)
+    monkeypatch.setattr(ratelimit, "_redis_script", script)
+    assert window_count(key=KEY, period=60, limit=limit).uses == 1 + 99 + 1
+
+
+def test_while_a_round_trip_is_on_its_way_no_use_is_held_back(monkeypatch):
+    """Threads of one process: one sends the batch, the others must not start another on the
+    count of before (here Redis already counted the whole rate, from other processes)."""
+    limit = 10_000  # batches of 100
+    window_count(key=KEY, period=60, limit=limit)
+    cache.incr(KEY, limit - 1)
+    script = ratelimit._redis_script
+    on_its_way, answer = threading.Event(), threading.Event()
+
+    def slow(*args, **kwargs):
+        on_its_way.set()
+        answer.wait(10)
+        return script(*args, **kwargs)
+
+    monkeypatch.setattr(ratelimit, "_redis_script", slow)
+    while ratelimit.counted_here(key=KEY, limit=limit) is not None:
+        pass  # a batch held back: the next use is sent
+    sender = threading.Thread(
+        target=window_count, kwargs={"key": KEY, "period": 60, "limit": limit}
+    )
+    sender.start()
+    try:
+        assert on_its_way.wait(10)
+        assert ratelimit.counted_here(key=KEY, limit=limit) is None
+    finally:
+        answer.set()
+        sender.join(10)
+    assert ratelimit.counted_here(key=KEY, limit=limit) is None  # past half: Redis counts
