@@ -13,8 +13,11 @@ addresses): a partner's request then costs no round trip for its key.
 """
 
 from collections.abc import Iterable
+from typing import TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, transaction
+from django.db.models import Model
+from django.db.models.base import ModelState
 
 from accounts.models import ApiKey, User
 from rental.cachesafe import cache_add, cache_get, cache_set_many
@@ -23,6 +26,7 @@ from rental.responsecache import Kept
 
 LIFETIME = 10  # seconds
 FORGOTTEN = "forgotten"
+M = TypeVar("M", bound=Model)
 _KEY_FIELDS = [field.attname for field in ApiKey._meta.concrete_fields]
 # Left out, so never loaded: the password hash (read from the database if ever needed).
 _USER_FIELDS = [field.attname for field in User._meta.concrete_fields if field.name != "password"]
@@ -38,13 +42,25 @@ def api_key_remembered(*, key_hash: str) -> ApiKey | None:
     return api_key_from_stored(cache_get(api_key_cache_key(key_hash)))
 
 
+def _instance(model: type[M], names: list[str], values: list) -> M:
+    """A row's instance, as Model.from_db builds it but without running __init__ over every
+    field (as Django unpickles one; neither model has an init signal): a field not named is
+    deferred, read from the database if ever asked for."""
+    instance = model.__new__(model)
+    instance.__dict__.update(zip(names, values, strict=True))
+    instance._state = ModelState()
+    instance._state.adding = False
+    instance._state.db = DEFAULT_DB_ALIAS
+    return instance
+
+
 def api_key_from_stored(values) -> ApiKey | None:
     """The key from what the cache kept under api_key_cache_key (None: nothing, forgotten)."""
     if values is None or values == FORGOTTEN:
         return None
     key_values, user_values, email_verified = values
-    api_key = ApiKey.from_db(DEFAULT_DB_ALIAS, _KEY_FIELDS, key_values)
-    api_key.user = User.from_db(DEFAULT_DB_ALIAS, _USER_FIELDS, user_values)
+    api_key = _instance(ApiKey, _KEY_FIELDS, key_values)
+    api_key.user = _instance(User, _USER_FIELDS, user_values)
     api_key.user_email_verified = email_verified  # type: ignore[attr-defined]
     return api_key
 
