@@ -15,7 +15,9 @@ class RememberingContentNegotiation(DefaultContentNegotiation):
     authentication. A refusal (406) is worked out again every time."""
 
     def select_renderer(self, request, renderers, format_suffix=None):
-        asked = format_suffix or request.query_params.get(self.settings.URL_FORMAT_OVERRIDE)
+        asked = format_suffix
+        if asked is None and request.META.get("QUERY_STRING"):  # not parsed when there is none
+            asked = request.query_params.get(self.settings.URL_FORMAT_OVERRIDE)
         key = (
             request.META.get("HTTP_ACCEPT"),
             asked,
