@@ -3,10 +3,13 @@ a partner's request costs no query and no round trip for its key, and a key revo
 account deactivated or a password changed is refused at the next request, as with the
 stored keys (tests/api/test_stored_keys.py). Each test commits, as requests do."""
 
+from datetime import timedelta
+
 import pytest
 from allauth.account.models import EmailAddress
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from accounts.apikeycache import api_key_kept
 from accounts.models import ApiKey
@@ -103,6 +106,17 @@ def test_its_last_use_written_once_a_minute_keeps_the_key(customer_key, api):
     ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=None)
     api_key_touch(api_key=ApiKey.objects.get(pk=api_key.pk))
     assert _costs(api, lambda: api.get(URL))[:2] == (200, 1)  # the environments only
+
+
+def test_a_kept_key_s_last_use_is_written_again_a_minute_later(customer_key, api, monkeypatch):
+    api_key = customer_key[0]
+    _costs(api, lambda: api.get(URL))  # read, kept and its last use written
+    first = ApiKey.objects.get(pk=api_key.pk).last_used_at
+    assert _costs(api, lambda: api.get(URL))[:2] == (200, 1)  # within the minute: no write
+    later = first + timedelta(seconds=61)
+    monkeypatch.setattr(timezone, "now", lambda: later)
+    _costs(api, lambda: api.get(URL))
+    assert ApiKey.objects.get(pk=api_key.pk).last_used_at == later
 
 
 def test_the_kept_key_holds_no_password_hash(customer, customer_key, api):
