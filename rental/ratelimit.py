@@ -29,29 +29,26 @@ from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
 from redis.exceptions import NoScriptError, RedisError, TimeoutError
 
-# ARGV[1] the period (s), ARGV[2] the uses to count: {uses, milliseconds left}.
-_COUNT = """
-local uses = redis.call('INCRBY', KEYS[1], ARGV[2])
-local left = redis.call('PTTL', KEYS[1])
-if left < 0 then
-  redis.call('EXPIRE', KEYS[1], ARGV[1])
-  left = ARGV[1] * 1000
-end
-return {uses, left}
-"""
+
+def _counted(window: str) -> str:
+    """Lua: ARGV[2] uses counted in the window at `window` (a key), opened for ARGV[1]
+    seconds; `uses` and `left` (milliseconds) are what it says then."""
+    return (
+        f"local uses = redis.call('INCRBY', {window}, ARGV[2])\n"
+        f"local left = redis.call('PTTL', {window})\n"
+        f"if left < 0 then redis.call('EXPIRE', {window}, ARGV[1]); left = ARGV[1] * 1000 end\n"
+    )
+
+
+# {uses, milliseconds left}
+_COUNT = _counted("KEYS[1]") + "return {uses, left}"
 # KEYS[1] the stored value, KEYS[2] the window: {value, uses, milliseconds left}, or {}
 # (nothing counted) when no value is stored.
-_READ_AND_COUNT = """
-local value = redis.call('GET', KEYS[1])
-if not value then return {} end
-local uses = redis.call('INCRBY', KEYS[2], ARGV[2])
-local left = redis.call('PTTL', KEYS[2])
-if left < 0 then
-  redis.call('EXPIRE', KEYS[2], ARGV[1])
-  left = ARGV[1] * 1000
-end
-return {value, uses, left}
-"""
+_READ_AND_COUNT = (
+    "local value = redis.call('GET', KEYS[1])\nif not value then return {} end\n"
+    + _counted("KEYS[2]")
+    + "return {value, uses, left}"
+)
 # A use held back in this process: at most 1/BATCH_SHARE of the limit, MAX_BATCH uses...
 BATCH_SHARE = 100
 MAX_BATCH = 100
