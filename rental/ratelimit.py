@@ -12,7 +12,9 @@ at most one use in BATCH_SHARE of the limit and SEND_WITHIN seconds are held bac
 process, so a busy key costs a round trip per batch, not per request. Past half of the limit
 every use is counted in Redis as it comes, so a key is refused at its rate as before: what
 the processes held back (a batch each at most) may let that many more through, never fewer.
-Limits under 2 x BATCH_SHARE hold nothing back (every browser action's).
+Limits under 2 x BATCH_SHARE hold nothing back (every browser action's). Should Redis stop
+answering, a key used in the last second may still be let through until its batch is full or
+SEND_WITHIN has passed (counted here, as any other use); then its requests are refused (503).
 """
 
 import functools
@@ -142,7 +144,7 @@ def _held_sent(key: str) -> Iterator[int]:
         _sending[key] = _sending.get(key, 0) + 1
     try:
         yield held
-    except TimeoutError:
+    except TimeoutError:  # also when connecting timed out, which cannot be told apart
         raise
     except RedisError:
         _held_return(key, held)
