@@ -36,8 +36,8 @@ def _api_key(*, raw_key: str) -> tuple[ApiKey | None, WindowCount | None]:
     of its account changes (accounts.apikeycache); elsewhere from the cache when it was
     verified a few seconds ago. The request is counted before the key is used, and before
     the database is asked for a key not in memory: with Redis down, it is refused (503)
-    having read and written nothing. Unknown keys are never stored nor
-    counted: nobody can fill the cache or the memory by guessing."""
+    having read and written nothing. Unknown keys are never stored nor counted: nobody can
+    fill the cache or the memory by guessing."""
     key_hash = api_key_hash(raw_key)
     heard = now_seen()  # before anything is read
     rate = throttle_rate()
