@@ -14,6 +14,7 @@ import functools
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 from csp import middleware as csp_middleware
 from csp.constants import HEADER, HEADER_REPORT_ONLY
@@ -60,10 +61,11 @@ class CacheUnreachableMiddleware:
 
 
 def _writes_noted(wrote: list[bool]):
-    """A database execute wrapper: notes in `wrote` that a statement wrote."""
+    """A database execute wrapper: notes in `wrote` that a statement wrote (but an unseen
+    write)."""
 
     def wrapper(execute, sql, params, many, context):
-        if not wrote and sql.lstrip()[:6].upper() in _WRITES:
+        if not wrote and not _unseen.get() and sql.lstrip()[:6].upper() in _WRITES:
             wrote.append(True)
         return execute(sql, params, many, context)
 
@@ -71,6 +73,19 @@ def _writes_noted(wrote: list[bool]):
 
 
 _WRITES = frozenset({"INSERT", "UPDATE", "DELETE"})
+_unseen: ContextVar[bool] = ContextVar("rental_unseen_write", default=False)
+
+
+@contextmanager
+def unseen_write() -> Iterator[None]:
+    """Around a write of what no answer shows (a column rental.changes.watch() calls unseen:
+    an API key's last use): it does not mark the browser as having written, so its next reads
+    may still come from memory."""
+    token = _unseen.set(True)
+    try:
+        yield
+    finally:
+        _unseen.reset(token)
 
 
 class ContentSecurityPolicyMiddleware(csp_middleware.CSPMiddleware):
