@@ -22,7 +22,6 @@ def page_counts(page: Page, people: list[Person]) -> Counts:
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
-    from rental.middleware import JUST_WROTE_COOKIE
     from tests.redis_calls import redis_sent
 
     method, path, body, headers = page.requests(people)[0]
@@ -45,9 +44,6 @@ def page_counts(page: Page, people: list[Person]) -> Counts:
     # what it read is kept from the next request on.
     _feed_listening()
     get()
-    # wrk keeps no cookie: not the mark of a write made while warming up (an API key's
-    # last use, written once a minute), which would have this request read the database.
-    client.cookies.pop(JUST_WROTE_COOKIE, None)
     with CaptureQueriesContext(connection) as queries, redis_sent() as round_trips:
         status = get()
     if status != 200:
