@@ -37,10 +37,9 @@ def _busy_rate(settings):
     }
 
 
-def _costs(client, call) -> tuple[int, int, int]:
-    """Status, SQL queries and Redis round trips of `call()`, once every commit is heard, as
-    from a client that keeps no cookie (not marked for having written: the key's last use)."""
-    client.cookies.pop(JUST_WROTE_COOKIE, None)
+def _costs(call) -> tuple[int, int, int]:
+    """Status, SQL queries and Redis round trips of `call()`, once every commit
+    is heard."""
     changes_heard()
     with CaptureQueriesContext(connection) as queries, redis_sent() as round_trips:
         status = call().status_code
@@ -65,33 +64,33 @@ def test_a_partner_s_request_costs_no_query_and_no_round_trip(
 ):
     order = order_with_invoice(usdc, user=customer).order
     for _ in range(2):  # the key read and kept, the answer stored, the window opened
-        assert _costs(api, lambda: request_made(api, order))[0] == 200
-    assert _costs(api, lambda: request_made(api, order)) == (200, 0, 0)
+        assert _costs(lambda: request_made(api, order))[0] == 200
+    assert _costs(lambda: request_made(api, order)) == (200, 0, 0)
 
 
 def test_a_kept_key_revoked_is_refused_at_the_next_request(customer_key, api):
-    assert _costs(api, lambda: api.get(URL))[0] == 200
-    assert _costs(api, lambda: api.get(URL))[:2] == (200, 1)  # the environments: not the key
+    assert _costs(lambda: api.get(URL))[0] == 200
+    assert _costs(lambda: api.get(URL))[:2] == (200, 1)  # the environments: not the key
     api_key_revoke(api_key=customer_key[0])
-    assert _costs(api, lambda: api.get(URL))[0] == 401
+    assert _costs(lambda: api.get(URL))[0] == 401
 
 
 def test_a_kept_key_is_refused_once_the_password_changed(customer, customer_key, api):
-    assert _costs(api, lambda: api.get(URL))[0] == 200
+    assert _costs(lambda: api.get(URL))[0] == 200
     account_password_changed(user=customer)
-    assert _costs(api, lambda: api.get(URL))[0] == 401
+    assert _costs(lambda: api.get(URL))[0] == 401
 
 
 def test_a_kept_key_stops_when_the_account_is_deactivated(customer, customer_key, api):
-    assert _costs(api, lambda: api.get(URL))[0] == 200
+    assert _costs(lambda: api.get(URL))[0] == 200
     customer.is_active = False
     customer.save(update_fields=["is_active"])
-    assert _costs(api, lambda: api.get(URL))[0] == 401
+    assert _costs(lambda: api.get(URL))[0] == 401
 
 
 def test_a_kept_key_follows_its_account_s_address(customer, customer_key, api):
     api_key = customer_key[0]
-    _costs(api, lambda: api.get(URL))
+    _costs(lambda: api.get(URL))
     heard = changes_heard() and changes.now_seen()
     assert api_key_kept(key_hash=api_key.key_hash, heard=heard).user_email_verified is True
     EmailAddress.objects.filter(user=customer).update(verified=False)
@@ -102,26 +101,26 @@ def test_a_kept_key_follows_its_account_s_address(customer, customer_key, api):
 def test_its_last_use_written_once_a_minute_keeps_the_key(customer_key, api):
     """No answer shows a key's last use: writing it does not drop the kept key."""
     api_key = customer_key[0]
-    _costs(api, lambda: api.get(URL))
+    _costs(lambda: api.get(URL))
     ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=None)
     api_key_touch(api_key=ApiKey.objects.get(pk=api_key.pk))
-    assert _costs(api, lambda: api.get(URL))[:2] == (200, 1)  # the environments only
+    assert _costs(lambda: api.get(URL))[:2] == (200, 1)  # the environments only
 
 
 def test_a_kept_key_s_last_use_is_written_again_a_minute_later(customer_key, api, monkeypatch):
     api_key = customer_key[0]
-    _costs(api, lambda: api.get(URL))  # read, kept and its last use written
+    _costs(lambda: api.get(URL))  # read, kept and its last use written
     first = ApiKey.objects.get(pk=api_key.pk).last_used_at
-    assert _costs(api, lambda: api.get(URL))[:2] == (200, 1)  # within the minute: no write
+    assert _costs(lambda: api.get(URL))[:2] == (200, 1)  # within the minute: no write
     later = first + timedelta(seconds=61)
     monkeypatch.setattr(timezone, "now", lambda: later)
-    _costs(api, lambda: api.get(URL))
+    _costs(lambda: api.get(URL))
     assert ApiKey.objects.get(pk=api_key.pk).last_used_at == later
 
 
 def test_the_kept_key_holds_no_password_hash(customer, customer_key, api):
     api_key = customer_key[0]
-    _costs(api, lambda: api.get(URL))
+    _costs(lambda: api.get(URL))
     kept = api_key_kept(key_hash=api_key.key_hash, heard=changes_heard() and changes.now_seen())
     assert kept is not None and "password" not in kept.user.__dict__
     assert kept.user.password == customer.password  # read from the database if asked for
@@ -130,7 +129,7 @@ def test_the_kept_key_holds_no_password_hash(customer, customer_key, api):
 def test_an_unknown_key_is_not_kept(db):
     unknown = key_client("lg_00000000_nope")
     for _ in range(2):
-        status, queries, _ = _costs(unknown, lambda: unknown.get(URL))
+        status, queries, _ = _costs(lambda: unknown.get(URL))
         assert (status, queries) == (401, 1)
 
 
@@ -157,11 +156,11 @@ def test_with_redis_down_a_request_is_refused_before_its_key_is_used(
     as tests/drills/test_redis_down.py asks of a key read from the database."""
     api_key = customer_key[0]
     if kept:
-        assert _costs(api, lambda: api.get(URL))[0] == 200
+        assert _costs(lambda: api.get(URL))[0] == 200
         ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=None)
         authentication._last_used_written.clear()  # as a minute later: to be written
     cache_unreachable(settings)
-    assert _costs(api, lambda: api.get(URL))[0] == 503
+    assert _costs(lambda: api.get(URL))[0] == 503
     api_key.refresh_from_db()
     assert api_key.last_used_at is None
 
@@ -169,4 +168,4 @@ def test_with_redis_down_a_request_is_refused_before_its_key_is_used(
 def test_with_redis_down_made_up_keys_are_not_checked_against_the_database(db, settings):
     cache_unreachable(settings)
     guesser = key_client("lg_00000000_nope")
-    assert _costs(guesser, lambda: guesser.get(URL))[:2] == (503, 0)
+    assert _costs(lambda: guesser.get(URL))[:2] == (503, 0)
