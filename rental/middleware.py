@@ -61,8 +61,8 @@ class CacheUnreachableMiddleware:
 
 
 def _writes_noted(wrote: list[bool]):
-    """A database execute wrapper: notes in `wrote` that a statement wrote (but an unseen
-    write)."""
+    """A database execute wrapper: notes in `wrote` that a statement wrote, unless inside
+    unseen_write()."""
 
     def wrapper(execute, sql, params, many, context):
         if not wrote and not _unseen.get() and sql.lstrip()[:6].upper() in _WRITES:

@@ -12,7 +12,8 @@ at most one use in BATCH_SHARE of the limit and SEND_WITHIN seconds are held bac
 process, so a busy key costs a round trip per batch, not per request. Past half of the limit
 every use is counted in Redis as it comes, so a key is refused at its rate as before: what
 the processes held back (a batch each at most) may let that many more through, never fewer.
-Limits under 2 x BATCH_SHARE hold nothing back (every browser action's). Should Redis stop
+Limits under 2 x BATCH_SHARE hold nothing back, nor does a caller that names no limit (every
+browser action's, rate_limit_exceeded). Should Redis stop
 answering, a key used in the last second may still be let through until its batch is full or
 SEND_WITHIN has passed (counted here, as any other use); then its requests are refused (503).
 """
@@ -126,7 +127,7 @@ def counted_here(*, key: str, limit: int) -> WindowCount | None:
         )
 
 
-# Round trips on their way, per key: meanwhile nothing is held back (SEND_WITHIN below).
+# Round trips on their way, per key: meanwhile nothing is held back (counted_here).
 _sending: dict[str, int] = {}
 
 
@@ -178,7 +179,7 @@ def _heard(key: str, uses, milliseconds_left) -> WindowCount:
             # Of answers that crossed, the later count.
             known = max(known, window.uses)
         if window is None and len(_windows) >= MAX_WINDOWS:
-            for closed in [name for name, known in _windows.items() if known.closes <= now]:
+            for closed in [name for name, other in _windows.items() if other.closes <= now]:
                 del _windows[closed]
             if len(_windows) >= MAX_WINDOWS:
                 _windows.clear()

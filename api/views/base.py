@@ -1,3 +1,5 @@
+import contextlib
+
 from django.utils import translation
 from rest_framework.views import APIView
 
@@ -13,8 +15,6 @@ class ApiView(APIView):
     writes_nothing = False
 
     def dispatch(self, request, *args, **kwargs):
-        with translation.override("en"):
-            if not self.writes_nothing:
-                return super().dispatch(request, *args, **kwargs)
-            with reads_only(request):
-                return super().dispatch(request, *args, **kwargs)
+        reads = reads_only(request) if self.writes_nothing else contextlib.nullcontext()
+        with translation.override("en"), reads:
+            return super().dispatch(request, *args, **kwargs)
