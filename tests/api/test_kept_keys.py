@@ -13,7 +13,12 @@ from django.utils import timezone
 
 from accounts.apikeycache import api_key_kept
 from accounts.models import ApiKey
-from accounts.services import account_password_changed, api_key_revoke, api_key_touch
+from accounts.services import (
+    account_password_changed,
+    api_key_create,
+    api_key_revoke,
+    api_key_touch,
+)
 from api import authentication
 from rental import changes
 from rental.middleware import JUST_WROTE_COOKIE
@@ -169,3 +174,29 @@ def test_with_redis_down_made_up_keys_are_not_checked_against_the_database(db, s
     cache_unreachable(settings)
     guesser = key_client("lg_00000000_nope")
     assert _costs(lambda: guesser.get(URL))[:2] == (503, 0)
+
+
+def test_with_kept_keys_another_account_s_order_stays_out_of_reach(
+    customer, outsider, usdc, customer_key, api
+):
+    """Keys and answers kept in memory are each account's own: the outsider's kept key never
+    reads the customer's kept order answer."""
+    order = order_with_invoice(usdc, user=customer).order
+    url = f"/api/v1/orders/{order.number}/"
+    assert _costs(lambda: api.get(url))[0] == 200
+    assert _costs(lambda: api.get(url))[:2] == (200, 0)  # kept
+    intruder = key_client(api_key_create(user=outsider, name="outsider")[1])
+    for _ in range(2):  # the second with its key kept too
+        assert _costs(lambda: intruder.get(url))[0] == 404
+
+
+def test_a_bad_quote_read_from_memory_is_refused_with_its_error(api, gpu, pytorch):
+    for body in (
+        {"gpu": "h100-sxm", "environment": "pytorch", "quantity": 0, "term_days": 7},
+        {"gpu": "nope", "environment": "pytorch", "quantity": 1, "term_days": 7},
+        {"gpu": "h100-sxm", "environment": "pytorch", "quantity": 1, "term_days": 5},
+    ):
+        for _ in range(2):  # the second with the key kept
+            response = api.post("/api/v1/quotes/", body, format="json")
+            assert response.status_code == 400
+            assert response.json()["error"]["fields"]
