@@ -64,10 +64,10 @@ class JobError(ValueError):
 
 def job_build(
     *,
-    model: str | None,
-    parameters: int | None,
     job: str,
-    precision: str | None,
+    model: str | None = None,
+    parameters: int | None = None,
+    precision: str | None = None,
     optimizer: str = Optimizer.ADAMW,
     sequence_length: int = 2048,
     micro_batch: int = 1,
