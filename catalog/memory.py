@@ -56,10 +56,17 @@ BYTES_PER_WEIGHT = {
     Precision.NF4: NF4_BITS / 8,
 }
 QUANTIZED = frozenset({Precision.INT8, Precision.NF4})
-# Full fine-tuning updates every weight: it cannot hold them quantised. QLoRA is LoRA on NF4
-# weights; LoRA on 8-bit weights (LLM.int8) is its own job.
+# The first is the default of each job. Full fine-tuning updates every weight: it cannot
+# hold them quantised. QLoRA is LoRA on NF4 weights; LoRA on 8-bit weights (LLM.int8) is
+# its own job.
 PRECISIONS = {
-    JobKind.INFERENCE: tuple(Precision),
+    JobKind.INFERENCE: (
+        Precision.BF16,
+        Precision.FP16,
+        Precision.FP32,
+        Precision.INT8,
+        Precision.NF4,
+    ),
     JobKind.FULL: (Precision.BF16, Precision.FP16, Precision.FP32),
     JobKind.LORA: (Precision.BF16, Precision.FP16, Precision.FP32, Precision.INT8),
     JobKind.QLORA: (Precision.NF4,),
@@ -69,6 +76,7 @@ OPTIMIZER_BYTES = {Optimizer.ADAMW: 8, Optimizer.ADAMW_8BIT: 2}
 
 
 def default_precision(kind: JobKind) -> Precision:
+    """bf16, the usual choice; NF4 for QLoRA, its only one."""
     return PRECISIONS[kind][0]
 
 

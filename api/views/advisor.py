@@ -259,7 +259,7 @@ class AdvisorModelListApi(ApiView):
     permission_classes = [AllowAny]
 
     class OutputSerializer(serializers.Serializer):
-        slug = serializers.SlugField()
+        slug = serializers.CharField(help_text="`llama-3.1-70b`: letters, digits, `-` and `.`.")
         name = serializers.CharField()
         parameters = serializers.IntegerField()
         layers = serializers.IntegerField()

@@ -154,3 +154,10 @@ def test_the_shared_rule_answers_alike_for_the_same_memory(seeded_catalog):
     estimate = memory_estimate(job)
     assert advice.plan.per_gpu_gb == pytest.approx(estimate.total_gb)
     assert advice.plan.gpu.slug == "rtx-a6000"
+
+
+def test_without_a_chosen_precision_inference_is_in_bf16_and_qlora_in_nf4():
+    from catalog.model_advisor import job_build
+
+    assert job_build(model="llama-3.1-8b", job="inference").precision == Precision.BF16
+    assert job_build(model="llama-3.1-8b", job="qlora").precision == Precision.NF4
