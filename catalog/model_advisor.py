@@ -149,10 +149,7 @@ class Plan:
         return self.gpu.price_from * self.quantity
 
 
-def plan_for(estimate: Estimate, offers: Sequence[Offer]) -> Plan:
-    cards = cards_needed(estimate)
-    if cards is None:
-        return Plan(estimate=estimate, per_gpu_gb=estimate.per_gpu_gb(GPU_COUNT_MAX))
+def _plan(estimate: Estimate, offers: Sequence[Offer], cards: int) -> Plan:
     per_gpu = estimate.per_gpu_gb(cards)
     recommendation = recommend_gpus(
         peak_memory_gb=Decimal(f"{per_gpu:.1f}"),
@@ -167,6 +164,21 @@ def plan_for(estimate: Estimate, offers: Sequence[Offer]) -> Plan:
     chosen = stocked or on_sale
     gpu = chosen[0] if chosen else None
     return Plan(estimate=estimate, per_gpu_gb=per_gpu, recommendation=recommendation, gpu=gpu)
+
+
+def plan_for(estimate: Estimate, offers: Sequence[Offer]) -> Plan:
+    """The fewest cards that hold the job and are free today; when the card that count calls
+    for is short, more cards (each holding less, so perhaps a smaller card) are tried; when
+    none is free, the fewest cards all the same, which the page says are short."""
+    first = cards_needed(estimate)
+    if first is None:
+        return Plan(estimate=estimate, per_gpu_gb=estimate.per_gpu_gb(GPU_COUNT_MAX))
+    fewest = _plan(estimate, offers, first)
+    for cards in range(first, GPU_COUNT_MAX + 1):
+        plan = fewest if cards == first else _plan(estimate, offers, cards)
+        if plan.gpu is not None and plan.gpu.available_units >= plan.quantity:
+            return plan
+    return fewest
 
 
 @dataclass(frozen=True)
