@@ -123,7 +123,7 @@ class ModelAdvisorForm(forms.Form):
         widget=NumberInput(attrs={"step": "0.001", "inputmode": "decimal"}),
     )
     job = forms.ChoiceField(
-        label=_("Job"),
+        label=_("Kind of job"),
         choices=JOB_CHOICES,
         widget=forms.RadioSelect,
         initial=JobKind.QLORA,

@@ -42,6 +42,16 @@ RESPONSE_EXAMPLE = {
         "total": 52.5,
         "per_gpu": 52.5,
     },
+    "explanation": [
+        {
+            "part": "activations",
+            "gb": 10.0,
+            "formula": "2·s·b·h·L + 34·s·b·h + 8·s·b·V B",
+            "source": "Korthikanti et al. 2022, “Reducing Activation Recomputation in Large "
+            "Transformer Models”",
+            "source_url": "https://arxiv.org/abs/2205.05198",
+        }
+    ],
     "recommendation": {
         "gpu": "a100-80gb",
         "quantity": 1,
@@ -136,6 +146,22 @@ class MemorySerializer(serializers.Serializer):
         ref_name = "AdvisorMemory"
 
 
+class PartSerializer(serializers.Serializer):
+    part = serializers.CharField(
+        help_text="`weights`, `adapters`, `gradients`, `optimizer`, `activations` or `kv_cache`."
+    )
+    gb = serializers.FloatField()
+    formula = serializers.CharField(
+        help_text="In bytes: P parameters, T adapter weights, E embedding weights, L layers, "
+        "h hidden size, s sequence length, b micro-batch, c concurrent sequences, V vocabulary."
+    )
+    source = serializers.CharField()
+    source_url = serializers.URLField()
+
+    class Meta:
+        ref_name = "AdvisorPart"
+
+
 class RecommendationSerializer(serializers.Serializer):
     gpu = serializers.SlugField()
     quantity = serializers.IntegerField()
@@ -163,6 +189,7 @@ class AlternativeSerializer(serializers.Serializer):
 
 class AdvisorOutputSerializer(serializers.Serializer):
     memory_gb = MemorySerializer()
+    explanation = PartSerializer(many=True, help_text="Each part with its formula and source.")
     recommendation = RecommendationSerializer(
         allow_null=True, help_text="Null when no GPU on sale holds the job."
     )
@@ -197,6 +224,16 @@ def _advice_body(advice: Advice) -> dict:
             "total": _gb(estimate.total_gb),
             "per_gpu": _gb(estimate.per_gpu_gb(cards)),
         },
+        "explanation": [
+            {
+                "part": part.key,
+                "gb": _gb(part.gb),
+                "formula": part.formula,
+                "source": part.source.title,
+                "source_url": part.source.url,
+            }
+            for part in estimate.parts
+        ],
         "recommendation": None,
         "alternatives": [],
         "assumptions": [str(assumption) for assumption in advice.assumptions],

@@ -39,6 +39,9 @@ def test_an_anonymous_client_gets_the_memory_the_gpus_and_the_term(anonymous, se
     }
     parts = sum(memory[key] for key in memory if key not in ("total", "per_gpu"))
     assert parts == pytest.approx(memory["total"], abs=0.3)
+    explained = {part["part"]: part for part in body["explanation"]}
+    assert "Korthikanti" in explained["activations"]["source"]
+    assert explained["weights"]["source_url"] == "https://arxiv.org/abs/2305.14314"  # QLoRA
     recommendation = body["recommendation"]
     assert recommendation["gpu"] in {"a100-80gb", "h100-pcie", "h100-sxm", "h200"}
     assert recommendation["quantity"] == 1
