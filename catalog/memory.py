@@ -169,9 +169,18 @@ class Estimate:
     def gb(self, key: str) -> float:
         return sum(part.gb for part in self.parts if part.key == key)
 
+    def gathered_gb(self, cards: int) -> float:
+        """Sharded training (FSDP, ZeRO-3) gathers each layer's whole weights before using
+        them, and the next layer's ahead of time (prefetch): two layers live unsharded on
+        every card. Tensor-parallel inference keeps its weights split: nothing is gathered."""
+        if cards == 1 or not self.job.trains:
+            return 0.0
+        return 2 * self.gb("weights") / self.job.model.layers
+
     def load_gb(self, cards: int = 1) -> float:
         """What tensors hold on each of `cards` cards."""
-        return sum(part.gb / cards if part.shards else part.gb for part in self.parts)
+        split = sum(part.gb / cards if part.shards else part.gb for part in self.parts)
+        return split + self.gathered_gb(cards)
 
     def overhead_gb(self, cards: int = 1) -> float:
         return overhead_gb(self.load_gb(cards))
