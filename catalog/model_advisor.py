@@ -79,7 +79,9 @@ def job_build(
     """The job described by a form or an API request; JobError names the field at fault.
     Ranges of single fields are checked by the form or serializer; this checks the rest."""
     if model and parameters:
-        raise JobError("parameters", _("Choose a model from the list or give a parameter count."))
+        raise JobError(
+            "parameters", _("Give a model from the list or a parameter count, not both.")
+        )
     if model:
         if model not in MODELS:
             raise JobError("model", _("Unknown model: choose one from the list."))
