@@ -1,7 +1,17 @@
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from api.views import catalog, invoices, legal, orders, payments, refunds, ssh_keys, webhooks
+from api.views import (
+    advisor,
+    catalog,
+    invoices,
+    legal,
+    orders,
+    payments,
+    refunds,
+    ssh_keys,
+    webhooks,
+)
 
 app_name = "api"
 
@@ -12,6 +22,8 @@ v1 = [
     path("payment-assets/", payments.PaymentAssetListApi.as_view(), name="payment-asset-list"),
     path("terms/", legal.TermsApi.as_view(), name="terms"),
     path("quotes/", orders.QuoteApi.as_view(), name="quote"),
+    path("advisor/", advisor.AdvisorApi.as_view(), name="advisor"),
+    path("advisor/models/", advisor.AdvisorModelListApi.as_view(), name="advisor-models"),
     path("orders/", orders.OrderListApi.as_view(), name="order-list"),
     path("orders/<slug:number>/", orders.OrderDetailApi.as_view(), name="order-detail"),
     path("orders/<slug:number>/cancel/", orders.OrderCancelApi.as_view(), name="order-cancel"),

@@ -10,5 +10,6 @@ urlpatterns = [
     path("gpus/compare/", views.compare, name="compare"),
     path("gpus/<slug:slug>/", views.gpu_detail, name="gpu_detail"),
     path("advisor/", views.advisor, name="advisor"),
+    path("advisor/model/", views.model_advisor, name="model_advisor"),
     path("legal/<slug:slug>/", views.legal, name="legal"),
 ]

@@ -6,8 +6,10 @@ from django.utils.translation import gettext as _
 
 from catalog.advisor import recommend_gpus
 from catalog.comparison import bar_chart, comparison_rows
-from catalog.forms import AdvisorForm
+from catalog.forms import AdvisorForm, ModelAdvisorForm
 from catalog.legal import LEGAL_DOCUMENTS, ORDER_CONSENT, legal_document_by_slug
+from catalog.memory import layer_activations_gb
+from catalog.model_advisor import advise
 from catalog.models import TERMS, GpuModel
 from catalog.pagecache import cached_page
 from catalog.selectors import catalog_gpus, gpu_page, gpus_by_slugs
@@ -55,6 +57,19 @@ def advisor(request):
         gpus = gpus_by_slugs(slugs=recommendation.slugs)
     context = {"form": form, "recommendation": recommendation, "recommended_gpus": gpus}
     return render(request, "catalog/advisor.html", context)
+
+
+def model_advisor(request):
+    """The advisor for a job described by its model: the estimate, explained, and the GPUs.
+    A GET form, so that an answer is a link to share."""
+    form = ModelAdvisorForm(request.GET or None)
+    context = {"form": form, "advice": None, "layer_activations": None}
+    if form.is_valid():
+        job = form.cleaned_data["job_spec"]
+        context["advice"] = advise(job=job, offers=list(catalog_gpus()))
+        if job.trains:
+            context["layer_activations"] = layer_activations_gb(job)
+    return render(request, "catalog/model_advisor.html", context)
 
 
 def legal(request, slug):

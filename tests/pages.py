@@ -38,6 +38,13 @@ CUSTOMER_PAGES = {
         "&shortening_distorts=no"
     ),
     "advisor-errors": "/{lang}/advisor/?peak_memory_gb=-3&gpu_count=deux",
+    "model-advisor": "/{lang}/advisor/model/",
+    "model-advisor-result": (
+        "/{lang}/advisor/model/?model=llama-3.1-70b&job=full&precision=&optimizer=adamw"
+        "&sequence_length=4096&micro_batch=2&lora_rank=16&gradient_checkpointing=no"
+        "&context_length=4096&concurrent_sequences=1"
+    ),
+    "model-advisor-errors": "/{lang}/advisor/model/?model=gpt&job=qlora&sequence_length=0",
     "terms-of-sale": "/{lang}/legal/cgv/",
     "legal-notice": "/{lang}/legal/mentions-legales/",
     "privacy": "/{lang}/legal/confidentialite/",

@@ -2,6 +2,7 @@ from datetime import datetime
 from decimal import Decimal
 
 from django import template
+from django.utils.formats import number_format
 from django.utils.timezone import localtime
 
 from catalog import formatting
@@ -48,3 +49,15 @@ def machine_specs(gpu) -> str:
         disk_gb=getattr(gpu, "machine_disk_gb", None),
         regions=getattr(gpu, "machine_regions", None),
     )
+
+
+@register.filter
+def gigabytes(value: float) -> str:
+    """An estimate in GB, to the tenth, as the active language writes numbers."""
+    return number_format(round(value, 1), decimal_pos=1, use_l10n=True)
+
+
+@register.filter
+def billions(count: int) -> str:
+    """A parameter count in billions: 70.55."""
+    return number_format(round(count / 1e9, 2), use_l10n=True)
