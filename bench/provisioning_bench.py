@@ -36,9 +36,10 @@ def provisioning_latency(*, orders: int, timeout: float = 60.0) -> ProvisioningR
 
     from accounts.models import User
     from catalog.models import Environment
+    from hosts.models import Host
+    from hosts.provisioning.services import host_account
     from orders.hooks import public_key_sources
-    from orders.models import Host, OrderStatus
-    from orders.provisioning.services import host_account
+    from orders.models import OrderStatus
     from orders.services import order_create
     from orders.transitions import order_transition
     from tests.factories import GpuModelFactory, HostFactory, accepted_terms

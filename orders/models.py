@@ -267,7 +267,3 @@ class OrderEvent(models.Model):
         # Reasons the system writes are stored in English (gettext_noop) and translated when
         # shown; a reason staff typed has no translation and reads as they wrote it.
         return gettext(self.reason) if self.reason else ""
-
-
-# Hosts and slots live in their own module; Django finds models through this one.
-from orders.hosts import Host, SlotHold  # noqa: E402, F401

@@ -15,10 +15,10 @@ from django.db.models.functions import Greatest
 
 from accounts.models import User
 from catalog.models import GpuModel
+from hosts.slots import free_slots, gpus_with_capacity, slots_choose, slots_hold
 from orders.errors import UnitsGone
 from orders.extensions import extension_paying_transition
 from orders.models import HOLDING_STATUSES, Order
-from orders.slots import free_slots, gpus_with_capacity, slots_choose, slots_hold
 from orders.transitions import order_transition
 
 

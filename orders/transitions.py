@@ -7,8 +7,8 @@ from django.utils import timezone
 
 from accounts.models import User
 from catalog.pagecache import catalog_changed
+from hosts.slots import slots_release
 from orders.models import ALLOWED_TRANSITIONS, HOLDING_STATUSES, Order, OrderEvent, OrderStatus
-from orders.slots import slots_release
 from orders.tasks import order_event_dispatch_task
 from rental.celery import enqueue_after_commit
 

@@ -24,8 +24,8 @@ from django.http import Http404
 
 from accounts.models import User
 from catalog.models import Environment, GpuModel, TermPrice
+from hosts.models import Host, SlotHold
 from orders.hooks import VersionParts, order_version_parts
-from orders.hosts import Host, SlotHold
 from orders.models import Order, OrderEvent
 from rental.changes import account_tag, account_tag_sql, host_tag_sql
 from rental.responsecache import Version

@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "accounts",
     "catalog",
     "orders",
+    "hosts",
     "payments",
     "billing",
     "api",
@@ -324,9 +325,9 @@ CELERY_TASK_ROUTES = {
     # Outbound HTTP to customers' servers.
     "api.tasks.webhook_delivery_attempt_task": {"queue": "webhooks"},
     # Outbound SSH to GPU hosts: a host slow to answer never delays e-mails or crediting.
-    "orders.tasks.order_provision_task": {"queue": "hosts"},
-    "orders.tasks.order_access_revoke_task": {"queue": "hosts"},
-    "orders.tasks.rentals_purge_task": {"queue": "hosts"},
+    "hosts.tasks.order_provision_task": {"queue": "hosts"},
+    "hosts.tasks.order_access_revoke_task": {"queue": "hosts"},
+    "hosts.tasks.rentals_purge_task": {"queue": "hosts"},
     # Everything else (order events, e-mails, sweeps, rates) goes to the default queue.
 }
 # Automatic provisioning of `ssh` hosts (orders.provisioning). The store's private key is a
@@ -357,7 +358,7 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     },
     # Rental accounts whose data is past its retention are removed from their hosts.
     "orders-purge-rentals": {
-        "task": "orders.tasks.rentals_purge_task",
+        "task": "hosts.tasks.rentals_purge_task",
         "schedule": 3600.0,
         "options": {"expires": 3600.0},
     },

@@ -2,8 +2,8 @@ import shutil
 
 import pytest
 
+from hosts.models import Host
 from orders.hooks import public_key_sources
-from orders.models import Host
 from tests.factories import GpuModelFactory, HostFactory
 from tests.provisioning.sshd import (
     TEST_ACCOUNT_PREFIX,

@@ -28,7 +28,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from catalog.models import GpuModel
-from orders.hosts import Host, SlotHold
+from hosts.models import Host, SlotHold
 from orders.models import Order
 
 

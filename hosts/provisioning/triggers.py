@@ -3,9 +3,9 @@ channels, so the state machine stays unaware of hosts. A paid order on `ssh` hos
 provisioned; an order whose access was granted is revoked when it ends (term, early stop or
 refund)."""
 
+from hosts.provisioning.services import order_is_automatic
+from hosts.tasks import order_access_revoke_task, order_provision_task
 from orders.models import OrderEvent, OrderStatus
-from orders.provisioning.services import order_is_automatic
-from orders.tasks import order_access_revoke_task, order_provision_task
 from rental.celery import enqueue_after_commit
 
 S = OrderStatus

@@ -2,8 +2,8 @@ from django import forms
 from django.contrib import admin
 from django.utils.translation import gettext_lazy as _
 
-from orders.capacity import HostError, host_check, host_save
-from orders.hosts import Host, SlotHold
+from hosts.capacity import HostError, host_check, host_save
+from hosts.models import Host, SlotHold
 
 
 class HostForm(forms.ModelForm):

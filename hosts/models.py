@@ -46,6 +46,7 @@ class Host(models.Model):
     is_active = models.BooleanField(_("active"), default=True)
 
     class Meta:
+        db_table = "orders_host"
         ordering = ["gpu", "name"]
         verbose_name = _("host")
         verbose_name_plural = _("hosts")
@@ -69,6 +70,7 @@ class SlotHold(models.Model):
     released_at = models.DateTimeField(_("released"), null=True, blank=True)
 
     class Meta:
+        db_table = "orders_slothold"
         ordering = ["host", "index"]
         verbose_name = _("slot hold")
         verbose_name_plural = _("slot holds")

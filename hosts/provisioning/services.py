@@ -15,13 +15,13 @@ from django.utils.translation import gettext_noop
 
 from accounts.models import SshKey, User
 from catalog.models import GpuModel
+from hosts.models import Host
+from hosts.provisioning.ssh import HostScriptError, HostUnreachable, host_script_run
+from hosts.slots import Slot, free_slots, slots_by_host, slots_hold, slots_release
+from hosts.tasks import order_provision_task
 from orders.extensions import rental_end
 from orders.hooks import order_provisioning_hold, order_public_keys
-from orders.hosts import Host
 from orders.models import NO_SSH_KEY_PROBLEM, Order, OrderEvent, OrderStatus
-from orders.provisioning.ssh import HostScriptError, HostUnreachable, host_script_run
-from orders.slots import Slot, free_slots, slots_by_host, slots_hold, slots_release
-from orders.tasks import order_provision_task
 from orders.transitions import order_event_record, order_transition
 from rental.celery import enqueue_after_commit
 
