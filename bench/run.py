@@ -398,7 +398,7 @@ def watcher_memory_rows(args, node, chain) -> list[Row]:
     from bench.memory import open_invoices_create, watcher_rss
     from payments.devnet import token_mint, token_transfer
     from payments.models import Asset, Invoice
-    from payments.scanner import chain_scan
+    from payments.watcher.scanner import chain_scan
 
     usdc = Asset.objects.get(chain=chain, kind="erc20")
     w3 = node.w3

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.core.cache import cache
 
 from payments.models import Chain
-from payments.rpc import RpcUnavailable
+from payments.watcher.rpc import RpcUnavailable
 
 
 def _scan_queued_key(chain_id: int) -> str:
@@ -38,7 +38,7 @@ def chains_scan_task() -> int:
 
 @shared_task(acks_late=True, ignore_result=True)
 def chain_scan_task(chain_id: int) -> dict | None:
-    from payments.scanner import chain_scan
+    from payments.watcher.scanner import chain_scan
 
     # Taken off the queue: the next beat may queue the following scan, which then waits at
     # most for this one (or skips on the chain's advisory lock if this one still runs).
@@ -55,7 +55,7 @@ def native_balances_check_task(
     chain_id: int | None = None, invoice_ids: list[int] | None = None
 ) -> None:
     """Beat: ether sent by contracts on every active chain; or one invoice after "I've paid"."""
-    from payments.internal_transfers import native_balances_check
+    from payments.watcher.internal_transfers import native_balances_check
 
     chains = Chain.objects.filter(is_active=True).order_by("pk")
     if chain_id is not None:
@@ -72,7 +72,7 @@ def native_balances_check_task(
     max_retries=3,
 )
 def invoice_check_task(invoice_id: int, tx_hash: str = "") -> dict:
-    from payments.invoice_check import invoice_check
+    from payments.watcher.invoice_check import invoice_check
 
     return invoice_check(invoice_id=invoice_id, tx_hash=tx_hash)
 

@@ -6,8 +6,8 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from payments.heads import HeadFollower, heads_follow
 from payments.models import Chain
+from payments.watcher.heads import HeadFollower, heads_follow
 
 NO_CHAIN_WAIT_SECONDS = 5
 
