@@ -71,6 +71,7 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	$(BIN)/python bin/import_cycles.py
 	$(BIN)/mypy
 	DJANGO_SETTINGS_MODULE=rental.settings.local $(MANAGE) makemigrations --check --dry-run
 

@@ -20,7 +20,6 @@ from payments.derivation import deposit_address, xpub_for
 from payments.locks import order_and_invoices_locked
 from payments.models import Asset, Chain, Invoice, PaymentClaim, ScanCursor
 from payments.selectors import rate_current
-from payments.tasks import invoice_check_task
 from rental.celery import enqueue_after_commit
 from rental.ratelimit import rate_limit_exceeded
 
@@ -222,7 +221,7 @@ def payment_claim_record(
         )
         if invoice is not None:
             # Without a broker the next beat scan still finds the transfer.
-            enqueue_after_commit(invoice_check_task, invoice.pk, tx_hash)
+            enqueue_after_commit("payments.tasks.invoice_check_task", invoice.pk, tx_hash)
     return claim
 
 

@@ -21,7 +21,6 @@ from payments.models import Invoice
 from payments.refunds.models import REJECTIONS, Refund, RefundStatus
 from payments.refunds.selectors import refund_facts
 from payments.services import PaymentError, tx_hash_clean
-from payments.tasks import refund_verify_task
 from rental.celery import enqueue_after_commit
 
 Actor = OrderEvent.Actor
@@ -199,7 +198,7 @@ def refund_tx_submit(*, refund: Refund, tx_hash: str, staff_user: User) -> Refun
             actor=Actor.STAFF,
             actor_user=staff_user,
         )
-        enqueue_after_commit(refund_verify_task, refund.pk)
+        enqueue_after_commit("payments.tasks.refund_verify_task", refund.pk)
     return refund
 
 

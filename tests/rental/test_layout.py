@@ -1,0 +1,42 @@
+"""The layout stays readable: no large import circle, and every task queued by name exists."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from celery.exceptions import NotRegistered
+
+from rental.celery import app, task_named
+
+ROOT = Path(__file__).resolve().parents[2]
+QUEUED_BY_NAME = re.compile(r"(?:enqueue_after_commit|task_named)\(\s*\"([\w.]+)\"")
+
+
+def test_no_import_circle_of_more_than_three_modules():
+    found = subprocess.run(
+        [sys.executable, str(ROOT / "bin" / "import_cycles.py")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert found.returncode == 0, found.stdout + found.stderr
+
+
+def test_every_task_queued_by_name_is_registered():
+    sources = [
+        path
+        for path in ROOT.glob("*/**/*.py")
+        if path.parts[len(ROOT.parts)] not in {"tests", "bench", "node_modules", ".venv", "var"}
+    ]
+    names = {name for path in sources for name in QUEUED_BY_NAME.findall(path.read_text())}
+    assert "orders.tasks.order_event_dispatch_task" in names
+    app.loader.import_default_modules()
+    assert sorted(name for name in names if name not in app.tasks) == []
+
+
+def test_a_misspelt_task_name_fails_where_it_is_queued():
+    with pytest.raises(NotRegistered):
+        task_named("orders.tasks.order_event_dispatch")
