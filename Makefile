@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 MANAGE := $(BIN)/python manage.py
-APPS := accounts catalog orders payments billing api
+APPS := accounts catalog orders hosts payments billing api
 
 .PHONY: run test lint format messages compilemessages lock deps bench services-check system-packages contracts clean
 
