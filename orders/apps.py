@@ -7,18 +7,6 @@ class OrdersConfig(AppConfig):
     verbose_name = _("Orders")
 
     def ready(self) -> None:
-        from catalog import hooks as catalog_hooks
-        from orders import events, hooks
-        from orders.notifications import order_event_email
-        from orders.selectors import order_public_keys
-        from orders.stock import gpus_with_availability
-
-        # The e-mail channel subscribes like any other: the state machine never calls it.
-        events.after_claim.register("email", order_event_email)
-        # Units are held by orders: the catalog shows what they leave free.
-        catalog_hooks.availability.register("orders", gpus_with_availability)
-        # The keys a customer chose for the order are the ones its machines install.
-        hooks.public_key_sources.register("accounts", order_public_keys)
         _watch_order_rows()
 
 

@@ -105,7 +105,7 @@ NEXT_MINUTE_SQL = "date_trunc('minute', now()) + interval '1 minute'"
 
 
 def _digest_sql() -> str:
-    return _digest_sql_of(tuple(order_version_parts))
+    return _digest_sql_of(order_version_parts())
 
 
 @functools.cache

@@ -62,6 +62,52 @@ INSTALLED_APPS = [
     "backoffice",
 ]
 
+# Lower apps ask, higher apps answer (rental.hooks): each question with its answers, by name and
+# dotted path, in the order they run. The asking app imports none of them (docs/ARCHITECTURE.md).
+HOOKS: dict[str, dict[str, str]] = {
+    # The order event bus (orders.events). In the transaction that claims the event: what they
+    # write commits with the claim, once (provisioning's task, the invoice, webhook deliveries).
+    "order_event_with_claim": {
+        "provisioning": "hosts.provisioning.triggers.provisioning_on_event",
+        "billing": "billing.services.billing_on_event",
+        "webhooks": "api.webhooks.services.webhook_deliveries_create",
+    },
+    # Once the claim has committed: what cannot be taken back, at most once.
+    "order_event_after_claim": {
+        "email": "orders.notifications.order_event_email",
+    },
+    # Questions orders asks (orders.hooks).
+    "order_may_expire": {"payments": "payments.selectors.order_payment_watch_passed"},
+    "order_provisioning_hold": {"payments": "payments.selectors.order_funds_lost_hold"},
+    "order_funds_received": {"payments": "payments.selectors.order_has_received_funds"},
+    "order_refund_record": {"payments": "payments.refunds.services.order_refund_owed_record"},
+    "order_cancel_record": {"payments": "payments.services.order_invoices_close"},
+    "order_public_keys": {"accounts": "orders.selectors.order_public_keys"},
+    "order_page_sections": {
+        "payment": "payments.views.order_payment_section",
+        "refund": "payments.refunds.views.order_refund_section",
+        "billing": "billing.sections.order_billing_section",
+    },
+    "order_admin_sections": {
+        "payments": "payments.admin.order_admin_payment_section",
+        "billing": "billing.admin.order_admin_billing_section",
+    },
+    "order_email_sections": {"payment": "payments.notifications.order_payment_email_section"},
+    "order_email_attachments": {"billing": "billing.notifications.order_event_invoice_attachment"},
+    "order_version_parts": {
+        "payments": "payments.versions.order_payment_version_parts",
+        "billing": "billing.sections.order_billing_version_parts",
+    },
+    # Questions the catalog asks (catalog.hooks): the units orders leave free, and who turns a
+    # seeded GPU model's stock into machines.
+    "catalog_availability": {"orders": "orders.stock.gpus_with_availability"},
+    "catalog_seeded": {"hosts": "hosts.capacity.gpu_host_seed"},
+    # accounts: a new password pauses the account's webhooks.
+    "password_changed": {"webhooks": "api.webhooks.services.webhook_endpoints_pause"},
+    # /healthz/ready (rental.health) checks the database, broker and cache, then these.
+    "readiness_checks": {"chain": "payments.health.chains_health"},
+}
+
 MIDDLEWARE = [
     "rental.middleware.KeptReadsMiddleware",
     "django.middleware.security.SecurityMiddleware",

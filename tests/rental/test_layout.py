@@ -9,6 +9,7 @@ import pytest
 from celery.exceptions import NotRegistered
 
 from rental.celery import app, task_named
+from rental.hooks import answers
 
 ROOT = Path(__file__).resolve().parents[2]
 QUEUED_BY_NAME = re.compile(r"(?:enqueue_after_commit|task_named)\(\s*\"([\w.]+)\"")
@@ -40,3 +41,10 @@ def test_every_task_queued_by_name_is_registered():
 def test_a_misspelt_task_name_fails_where_it_is_queued():
     with pytest.raises(NotRegistered):
         task_named("orders.tasks.order_event_dispatch")
+
+
+def test_every_answer_named_in_the_hooks_table_is_a_function(settings):
+    for question in settings.HOOKS:
+        answered = answers(question)
+        assert answered, question
+        assert all(callable(answer) for answer in answered.values()), question
