@@ -3,6 +3,7 @@
 import re
 import subprocess
 import sys
+from importlib import import_module
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from rental.celery import app, task_named
 from rental.hooks import answers
 
 ROOT = Path(__file__).resolve().parents[2]
+APPS = ["rental", "accounts", "catalog", "orders", "hosts", "payments", "billing", "api"]
 QUEUED_BY_NAME = re.compile(r"(?:enqueue_after_commit|task_named)\(\s*\"([\w.]+)\"")
 
 
@@ -48,3 +50,28 @@ def test_every_answer_named_in_the_hooks_table_is_a_function(settings):
         answered = answers(question)
         assert answered, question
         assert all(callable(answer) for answer in answered.values()), question
+
+
+def _exists(path: str) -> bool:
+    """A path from the repository's root, or a file name found in one of the apps."""
+    return (ROOT / path).exists() or any(any((ROOT / app).rglob(path)) for app in APPS)
+
+
+def _importable(name: str) -> bool:
+    try:
+        import_module(name)
+    except ImportError:
+        module, _, attribute = name.rpartition(".")
+        return hasattr(import_module(module), attribute)
+    return True
+
+
+def test_the_architecture_map_is_linked_and_names_only_what_exists():
+    architecture = (ROOT / "docs" / "ARCHITECTURE.md").read_text()
+    assert "(docs/ARCHITECTURE.md)" in (ROOT / "README.md").read_text()
+    paths = set(re.findall(r"`([\w/.-]+/[\w/.-]*|[\w-]+\.py)`", architecture))
+    assert "payments/watcher/" in paths
+    assert sorted(path for path in paths if not _exists(path)) == []
+    dotted = set(re.findall(rf"`((?:{'|'.join(APPS)})\.[\w.]+)`", architecture))
+    assert "orders.tasks.order_event_dispatch_task" in dotted
+    assert sorted(name for name in dotted if not _importable(name)) == []
