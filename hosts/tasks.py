@@ -1,4 +1,14 @@
 from celery import shared_task
+from django.conf import settings
+
+from hosts.provisioning.services import (
+    ProvisioningError,
+    order_access_revoke,
+    order_provision,
+    order_provisioning_flag,
+    rentals_purge,
+)
+from orders.models import Order
 
 
 # Provisioning reaches hosts over SSH (queue `hosts`). A failure queues the next attempt with a
@@ -6,31 +16,20 @@ from celery import shared_task
 # it); once the attempts are spent the order is flagged for staff with the reason.
 @shared_task(acks_late=True)
 def order_provision_task(order_id: int, attempt: int = 1) -> bool:
-    from hosts.provisioning.services import order_provision
-
     return _attempt(order_provision_task, order_provision, order_id, attempt)
 
 
 @shared_task(acks_late=True)
 def order_access_revoke_task(order_id: int, attempt: int = 1) -> bool:
-    from hosts.provisioning.services import order_access_revoke
-
     return _attempt(order_access_revoke_task, order_access_revoke, order_id, attempt)
 
 
 @shared_task(acks_late=True)
 def rentals_purge_task() -> int:
-    from hosts.provisioning.services import rentals_purge
-
     return rentals_purge()
 
 
 def _attempt(task, step, order_id: int, attempt: int) -> bool:
-    from django.conf import settings
-
-    from hosts.provisioning.services import ProvisioningError, order_provisioning_flag
-    from orders.models import Order
-
     order = Order.objects.select_related("environment").filter(pk=order_id).first()
     if order is None:
         return False

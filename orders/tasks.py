@@ -5,6 +5,8 @@ from django.utils import timezone
 
 from orders.events import order_event_dispatch
 from orders.models import OrderEvent
+from orders.reminders import orders_remind_ending
+from orders.services import orders_complete, orders_expire
 
 # An event still undispatched after this long lost its task (broker down when it was queued,
 # or a broker restart dropped the message): the sweep queues it again.
@@ -48,23 +50,16 @@ def orders_dispatch_pending_task(
 
 
 # Beat tasks: each scans for due orders; two runs at once are safe (conditional updates).
-# Services are imported in the bodies: they reach the state machine, which imports this module.
 @shared_task(acks_late=True)
 def orders_expire_task() -> int:
-    from orders.services import orders_expire
-
     return orders_expire()
 
 
 @shared_task(acks_late=True)
 def orders_complete_task() -> int:
-    from orders.services import orders_complete
-
     return orders_complete()
 
 
 @shared_task(acks_late=True)
 def orders_remind_ending_task() -> int:
-    from orders.reminders import orders_remind_ending
-
     return orders_remind_ending()
