@@ -141,7 +141,7 @@ class LatencyResult:
 
 @contextmanager
 def heads_followed(chain):
-    """payments.heads.HeadFollower (what `manage.py follow_heads` runs) in a thread."""
+    """payments.watcher.heads.HeadFollower (what `manage.py follow_heads` runs) in a thread."""
     import asyncio
 
     from payments.watcher.heads import HeadFollower

@@ -71,7 +71,7 @@ class HostAdmin(admin.ModelAdmin):
     ]
 
     def save_model(self, request, obj, form, change):
-        # Keeps the GPU model's stock figure in step (orders.capacity).
+        # Keeps the GPU model's stock figure in step (hosts.capacity).
         host_save(host=obj)
 
     def has_delete_permission(self, request, obj=None):

@@ -191,7 +191,7 @@ class OrderAdmin(AppendOnlyAdmin):
             },
         ),
         (_("Price"), {"fields": ["daily_rate", "total", "currency", "payment_deadline"]}),
-        # What the apps above orders record about it (orders.hooks.admin_sections).
+        # What the apps above orders record about it (orders.hooks, `order_admin_sections`).
         (_("Payments and documents"), {"fields": ["records_of_other_apps"]}),
         (
             _("Terms of sale accepted"),

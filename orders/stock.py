@@ -1,7 +1,7 @@
 """Stock: the slots orders hold, and the one rule on the way to paid.
 
-Availability is the free slots of active hosts (orders.slots); the catalog shows it through
-catalog.hooks, filled in OrdersConfig.ready().
+Availability is the free slots of active hosts (hosts.slots); the catalog shows it through
+catalog.hooks, answered in settings.HOOKS.
 
 An order is confirmed or paid only while it holds its slots. Every path that moves an order to
 confirming or paid goes through here: the scan's settlement, the "I've paid" check, a

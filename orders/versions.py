@@ -6,7 +6,7 @@ turning whole rows into text. The order page, its two polls and the API's order 
 cache while it stays the same (rental.responsecache), and render afresh once anything changed.
 
 Nothing has to remember to bump it: a write that changes a row the pages read changes the
-digest. Each app names the rows it adds to the pages (orders.hooks.order_version_parts, SQL
+digest. Each app names the rows it adds to the pages (orders.hooks, `order_version_parts`, SQL
 over the order's row `o`); what depends on the clock is part of it too (the payment window
 open or closed, the minute while a rental runs, since the page says the time left).
 Other databases (SQLite for `make run`) get no digest: the pages are rendered every time.

@@ -142,7 +142,7 @@ def invoice_issue(*, order: Order, asset: Asset, now=None) -> Invoice:
 
 
 def order_invoices_close(*, order: Order, now=None) -> int:
-    """The order was cancelled (orders.hooks.cancel_records, in its transaction): its open
+    """The order was cancelled (orders.hooks, `order_cancel_record`, in its transaction): its open
     invoice closes with it. Its address stays watched until `monitor_until`; money reaching it
     still counts for the cancelled order, so it is flagged and owed back (settlement).
 

@@ -109,7 +109,7 @@ def _attempt_after_commit(delivery_id, *, countdown: float | None = None) -> Non
 def webhook_deliveries_create(*, event: OrderEvent, now=None) -> list[WebhookDelivery]:
     """A delivery for each of the order owner's endpoints subscribed to this event.
 
-    The webhook channel of order events (orders.events, subscribed in ApiConfig.ready), run
+    The webhook channel of order events (orders.events, subscribed in settings.HOOKS), run
     in the transaction that claims the event; a second call finds the deliveries made and
     adds none.
     """

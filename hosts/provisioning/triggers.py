@@ -1,4 +1,4 @@
-"""When provisioning runs: subscribed to order events in OrdersConfig.ready(), like the other
+"""When provisioning runs: subscribed to order events in settings.HOOKS, like the other
 channels, so the state machine stays unaware of hosts. A paid order on `ssh` hosts is
 provisioned; an order whose access was granted is revoked when it ends (term, early stop or
 refund)."""

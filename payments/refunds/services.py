@@ -73,7 +73,7 @@ def refunds_owed_sync(*, order: Order, invoices: list[Invoice]) -> None:
 
 
 def order_refund_owed_record(*, order: Order) -> None:
-    """Staff refunded the order (orders.hooks.refund_records): all it received is owed."""
+    """Staff refunded the order (orders.hooks, `order_refund_record`): all it received is owed."""
     with order_and_invoices_locked(order.pk) as (locked, invoices):
         refunds_owed_sync(order=locked, invoices=invoices)
 

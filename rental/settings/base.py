@@ -306,7 +306,8 @@ PAYMENTS_CURSOR_MAX_AGE = timedelta(seconds=_payments.PAYMENTS_CURSOR_MAX_AGE_SE
 # the gap between block timestamps and our clock.
 PAYMENTS_EXPIRY_SCAN_MARGIN = timedelta(seconds=_payments.PAYMENTS_EXPIRY_SCAN_MARGIN_SECONDS)
 # How often watched ETH addresses' balances are compared with their recorded transfers, to
-# find ether sent by contracts (payments/internal_transfers.py): a batched call per 50 addresses.
+# find ether sent by contracts (payments/watcher/internal_transfers.py): a batched call per 50
+# addresses.
 PAYMENTS_NATIVE_BALANCE_CHECK_SECONDS = _payments.PAYMENTS_NATIVE_BALANCE_CHECK_SECONDS
 # One scan task stops after this long and leaves the rest to the next beat.
 PAYMENTS_SCAN_TIME_BUDGET_SECONDS = 20.0
@@ -376,7 +377,7 @@ CELERY_TASK_ROUTES = {
     "hosts.tasks.rentals_purge_task": {"queue": "hosts"},
     # Everything else (order events, e-mails, sweeps, rates) goes to the default queue.
 }
-# Automatic provisioning of `ssh` hosts (orders.provisioning). The store's private key is a
+# Automatic provisioning of `ssh` hosts (hosts.provisioning). The store's private key is a
 # file named here, never in the database; the hosts' keys are checked against a known_hosts
 # file. Without a key file, `ssh` hosts are flagged for staff instead of provisioned.
 PROVISIONING_KEY_FILE = _rental.LOCAGPU_PROVISIONING_KEY_FILE

@@ -1,4 +1,4 @@
-"""Follow each active chain's new heads over WebSocket and scan on each (payments.heads)."""
+"""Follow each active chain's new heads over WebSocket and scan on each (payments.watcher.heads)."""
 
 import asyncio
 import contextlib
