@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 MANAGE := $(BIN)/python manage.py
-APPS := accounts catalog orders payments billing api
+APPS := accounts catalog orders hosts payments billing api
 
 .PHONY: run test lint format messages compilemessages lock deps bench services-check system-packages contracts clean
 
@@ -71,6 +71,7 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	$(BIN)/python bin/import_cycles.py
 	$(BIN)/mypy
 	DJANGO_SETTINGS_MODULE=rental.settings.local $(MANAGE) makemigrations --check --dry-run
 

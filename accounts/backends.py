@@ -5,8 +5,8 @@ from the session that brought it along (accounts.sessions)."""
 from allauth.account.auth_backends import AuthenticationBackend
 from django.contrib.auth.backends import ModelBackend
 
+from accounts.account_rows import signed_in_account
 from accounts.sessions import account_read_with_session
-from accounts.two_factor import signed_in_account
 
 
 class AccountBackend(ModelBackend):

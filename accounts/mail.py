@@ -13,7 +13,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone, translation
 
 from accounts.models import UnsentMail, User
-from accounts.tasks import mail_send_task
+from rental.celery import task_named
 
 logger = logging.getLogger(__name__)
 UNSENT_BATCH = 200
@@ -55,7 +55,7 @@ def mail_queue(*, message: EmailMessage, keep_for: timedelta = UNSENT_KEPT) -> N
 
 def _mail_enqueue(payload: dict, keep_for: timedelta) -> None:
     try:
-        mail_send_task.apply_async((payload,))
+        task_named("accounts.tasks.mail_send_task").apply_async((payload,))
     except Exception as exc:  # a broker down, or its files gone: the e-mail is kept all the same
         # Not logged with its text (nor in the error's text): it may hold a reset link or a code.
         logger.warning("an e-mail not queued (%s), kept for the beat", type(exc).__name__)
@@ -82,7 +82,7 @@ def mails_unsent_queue(*, seconds: float = UNSENT_SWEEP_SECONDS) -> int:
                 )
                 if unsent is None:
                     continue
-                mail_send_task.apply_async((unsent.message,))
+                task_named("accounts.tasks.mail_send_task").apply_async((unsent.message,))
                 unsent.delete()
             queued += 1
         if queued == queued_before:  # nothing left, or all held by another sweep

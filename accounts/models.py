@@ -147,7 +147,7 @@ class User(AbstractUser):
     objects = UserManager()
 
     # Whether the account has a confirmed authenticator, when it was read along with the
-    # account of a signed-in request (accounts.two_factor.account_from_row); unset otherwise.
+    # account of a signed-in request (accounts.account_rows.account_from_row); unset otherwise.
     has_second_factor: bool
 
     class Meta:

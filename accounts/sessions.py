@@ -28,8 +28,8 @@ from django.core.exceptions import ValidationError
 from django.db import connection
 from django.utils import timezone
 
+from accounts.account_rows import account_columns_sql, account_from_row
 from accounts.models import Session, User
-from accounts.two_factor import account_columns_sql, account_from_row
 from rental.changes import account_tag, now_seen
 from rental.responsecache import Kept
 

@@ -2,6 +2,9 @@ from smtplib import SMTPException
 
 from celery import shared_task
 
+from accounts.mail import mail_send, mails_unsent_queue
+from accounts.sessions import SessionStore
+
 
 # A mail server outage (refused connection, timeout, 4xx) is retried with a growing delay for
 # about a day; sending twice is possible only if a worker dies between SMTP and the ack.
@@ -14,15 +17,12 @@ from celery import shared_task
 )
 def mail_send_task(message: dict) -> None:
     # Imported here: accounts.mail queues this task, so it imports this module.
-    from accounts.mail import mail_send
 
     mail_send(message=message)
 
 
 @shared_task(acks_late=True)
 def mails_unsent_queue_task() -> int:
-    from accounts.mail import mails_unsent_queue
-
     return mails_unsent_queue()
 
 
@@ -30,6 +30,5 @@ def mails_unsent_queue_task() -> int:
 def sessions_clear_expired_task() -> None:
     """What `manage.py clearsessions` does: expired sessions deleted (a signed-out browser's
     row goes at once; an abandoned one stays until it expires)."""
-    from accounts.sessions import SessionStore
 
     SessionStore.clear_expired()

@@ -8,7 +8,8 @@ from accounts.selectors import email_verified_subquery
 from accounts.services import api_key_hash
 from catalog.models import Environment, GpuModel
 from catalog.selectors import active_environments
-from orders.models import Order, SlotHold
+from hosts.models import SlotHold
+from orders.models import Order
 from orders.stock import gpus_with_availability
 from payments.models import Asset
 from payments.refunds.models import Refund

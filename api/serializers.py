@@ -4,9 +4,9 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from api.selectors import order_payment, order_refund
+from hosts.slots import slots_by_host
 from orders.journal import journal_data, order_journal
 from orders.models import Order, OrderEvent, OrderStatus
-from orders.slots import slots_by_host
 from payments.models import Invoice, Transfer
 from payments.refunds.models import REJECTIONS, Refund, RefundStatus
 from payments.refunds.selectors import refund_address_display

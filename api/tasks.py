@@ -1,17 +1,14 @@
-"""Celery entry points of the API's webhooks: thin, and safe to run twice.
-
-Services are imported in the task bodies: they queue these tasks, so they import this module.
-"""
+"""Celery entry points of the API's webhooks: thin, and safe to run twice."""
 
 from celery import shared_task
 
+from api.webhooks.pausing import webhook_endpoint_paused_notify
 from api.webhooks.selectors import webhook_deliveries_due
+from api.webhooks.services import webhook_delivery_attempt
 
 
 @shared_task(acks_late=True, ignore_result=True)
 def webhook_delivery_attempt_task(delivery_id: str) -> str:
-    from api.webhooks.services import webhook_delivery_attempt
-
     # A copy that finds the delivery done, not due or claimed elsewhere returns "skipped".
     return webhook_delivery_attempt(delivery_id=delivery_id)
 
@@ -28,7 +25,5 @@ def webhook_deliveries_due_task() -> int:
 
 @shared_task(acks_late=True, ignore_result=True)
 def webhook_endpoint_paused_notify_task(endpoint_id: int) -> bool:
-    from api.webhooks.pausing import webhook_endpoint_paused_notify
-
     # An e-mail: the default queue's work, not the webhook workers'.
     return webhook_endpoint_paused_notify(endpoint_id=endpoint_id)

@@ -13,7 +13,7 @@ from django.utils import timezone
 from django.utils.functional import Promise
 
 from catalog.models import GpuModel
-from orders.hosts import Host, SlotHold
+from hosts.models import Host, SlotHold
 from orders.models import Order, OrderEvent, OrderStatus
 from orders.queue import QueueCase, order_queue_cases
 from payments.models import Invoice, PaymentClaim

@@ -79,7 +79,7 @@ class Everything:
 
 
 def download_everything(node, *, token: str, start: int, end: int) -> Everything:
-    from payments.rpc import TRANSFER_TOPIC, RpcClient
+    from payments.watcher.rpc import TRANSFER_TOPIC, RpcClient
 
     client = RpcClient(node.url)
     for low in range(start, end + 1, 500):

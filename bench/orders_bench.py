@@ -100,7 +100,8 @@ def oversell_run(
 
     from accounts.models import User
     from catalog.models import Environment
-    from orders.models import Order, SlotHold
+    from hosts.models import SlotHold
+    from orders.models import Order
     from orders.stock import gpus_with_availability
     from tests.factories import GpuModelFactory
 

@@ -141,10 +141,10 @@ class LatencyResult:
 
 @contextmanager
 def heads_followed(chain):
-    """payments.heads.HeadFollower (what `manage.py follow_heads` runs) in a thread."""
+    """payments.watcher.heads.HeadFollower (what `manage.py follow_heads` runs) in a thread."""
     import asyncio
 
-    from payments.heads import HeadFollower
+    from payments.watcher.heads import HeadFollower
 
     loop = asyncio.new_event_loop()
     task = loop.create_task(HeadFollower(chain).run())
@@ -181,8 +181,8 @@ def _latency(node, *, chain, payments: int, interval: float, on_miss) -> Latency
     from orders.models import OrderEvent
     from payments.devnet import native_transfer, token_mint, token_transfer
     from payments.models import Asset
-    from payments.scanner import chain_scan
     from payments.services import invoice_issue
+    from payments.watcher.scanner import chain_scan
 
     usdc = Asset.objects.get(chain=chain, kind="erc20")
     eth = Asset.objects.get(chain=chain, kind="native")
@@ -311,9 +311,9 @@ def catch_up(
 
     from payments.devnet import token_mint, token_transfer
     from payments.models import Asset, Invoice, ScanCursor
-    from payments.rpc import RpcClient
-    from payments.scanner import chain_scan
     from payments.services import invoice_issue
+    from payments.watcher.rpc import RpcClient
+    from payments.watcher.scanner import chain_scan
 
     usdc = Asset.objects.get(chain=chain, kind="erc20")
     w3 = node.w3

@@ -36,12 +36,13 @@ def provisioning_latency(*, orders: int, timeout: float = 60.0) -> ProvisioningR
 
     from accounts.models import User
     from catalog.models import Environment
-    from orders.hooks import public_key_sources
-    from orders.models import Host, OrderStatus
-    from orders.provisioning.services import host_account
+    from hosts.models import Host
+    from hosts.provisioning.services import host_account
+    from orders.models import OrderStatus
     from orders.services import order_create
     from orders.transitions import order_transition
     from tests.factories import GpuModelFactory, HostFactory, accepted_terms
+    from tests.hooks import answer_added
     from tests.provisioning.sshd import (
         TEST_ACCOUNT_PREFIX,
         keypair,
@@ -54,14 +55,19 @@ def provisioning_latency(*, orders: int, timeout: float = 60.0) -> ProvisioningR
     ssh_host = sshd_start()
     saved = {
         name: getattr(settings, name)
-        for name in ("PROVISIONING_KEY_FILE", "PROVISIONING_KNOWN_HOSTS", "HOST_ACCOUNT_PREFIX")
+        for name in (
+            "PROVISIONING_KEY_FILE",
+            "PROVISIONING_KNOWN_HOSTS",
+            "HOST_ACCOUNT_PREFIX",
+            "HOOKS",
+        )
     }
     settings.PROVISIONING_KEY_FILE = str(ssh_host.store_key)
     settings.PROVISIONING_KNOWN_HOSTS = str(ssh_host.known_hosts)
     settings.HOST_ACCOUNT_PREFIX = TEST_ACCOUNT_PREFIX
     customer_key = keypair(Path(ssh_host.directory), "customer")
     public = customer_key.with_suffix(".pub").read_text().strip()
-    public_key_sources.register("bench", lambda *, order: [public])
+    answer_added(settings, "order_public_keys", "bench", lambda *, order: [public])
     result = ProvisioningResult()
     try:
         gpu = GpuModelFactory(slug="bench-ssh", name="Bench SSH GPU", units_total=0)
@@ -101,7 +107,6 @@ def provisioning_latency(*, orders: int, timeout: float = 60.0) -> ProvisioningR
     except subprocess.SubprocessError as error:
         result.failed.append(str(error))
     finally:
-        public_key_sources.unregister("bench")
         for name, value in saved.items():
             setattr(settings, name, value)
         sshd_stop(ssh_host)

@@ -57,12 +57,12 @@ NOTES = [
     "database and Redis.",
     "2: buyers are forked processes (one connection each), one unit per order; Celery tasks "
     "run inline, so each order also pays for its notification after commit.",
-    "3: JSON-RPC calls and bytes counted by payments.rpc.RpcClient; token logs are asked for "
-    "the watched addresses only (1,000 per call), ether by balance changes; a busy block adds "
+    "3: JSON-RPC calls and bytes counted by payments.watcher.rpc.RpcClient; token logs are asked "
+    "for the watched addresses only (1,000 per call), ether by balance changes; a busy block adds "
     "strangers' transfers sent in one JSON-RPC batch, then mined. Every run scans the same number "
     "of blocks; figures are scaled to 1,000.",
     "4: anvil mines a block every second; the beat is a thread calling chain_scan; the head "
-    "follower is payments.heads.HeadFollower in a thread, on anvil's WebSocket.",
+    "follower is payments.watcher.heads.HeadFollower in a thread, on anvil's WebSocket.",
     "5: web: a fresh gunicorn, every page of row 1 in turn; RSS of each worker (the largest "
     "growth is the verdict). Watcher: a new process scanning the devnet chain to its head "
     "(chain_scan, as the chain worker does), open invoices written in bulk.",
@@ -398,7 +398,7 @@ def watcher_memory_rows(args, node, chain) -> list[Row]:
     from bench.memory import open_invoices_create, watcher_rss
     from payments.devnet import token_mint, token_transfer
     from payments.models import Asset, Invoice
-    from payments.scanner import chain_scan
+    from payments.watcher.scanner import chain_scan
 
     usdc = Asset.objects.get(chain=chain, kind="erc20")
     w3 = node.w3

@@ -23,8 +23,8 @@ def main() -> None:
     from bench.memory import proc_status_kb
     from payments.devnet import DEVNET_CHAIN_ID
     from payments.models import Chain, ScanCursor
-    from payments.rpc import RpcClient
-    from payments.scanner import chain_scan
+    from payments.watcher.rpc import RpcClient
+    from payments.watcher.scanner import chain_scan
 
     chain = Chain.objects.get(chain_id=DEVNET_CHAIN_ID)
     client = RpcClient(chain.rpc_url)

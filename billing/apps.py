@@ -7,23 +7,6 @@ class BillingConfig(AppConfig):
     verbose_name = _("Invoices")
 
     def ready(self) -> None:
-        # orders publishes, billing subscribes: orders never imports billing.
-        from billing.admin import order_admin_billing_section
-        from billing.notifications import order_event_invoice_attachment
-        from billing.sections import (
-            BILLING_SECTION,
-            order_billing_section,
-            order_billing_version_parts,
-        )
-        from billing.services import billing_on_event
-        from orders import events, hooks
-
-        # In the claim's transaction: the invoice commits with the event's claim, once.
-        events.with_claim.register("billing", billing_on_event)
-        hooks.email_attachments.register("billing", order_event_invoice_attachment)
-        hooks.admin_sections.register("billing", order_admin_billing_section)
-        hooks.page_sections.register(BILLING_SECTION, order_billing_section)
-        hooks.order_version_parts.register("billing", order_billing_version_parts)
         _watch_billing_rows()
 
 

@@ -1,6 +1,6 @@
 """Issuing invoices and credit notes. Nobody issues them by hand: the order event that marks
 an order paid issues its invoice, the one that marks it refunded its credit note
-(billing_on_event, subscribed to orders.events.with_claim in BillingConfig.ready). Both run
+(billing_on_event, subscribed to orders.events with the claim in settings.HOOKS). Both run
 inside the transaction that claims the event, so a document commits with the claim or not at
 all, and is made once."""
 

@@ -4,9 +4,10 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from catalog import hooks, seed_data
+from catalog import seed_data
 from catalog.models import AdviceSection, Alternative, Environment, GpuModel, TermPrice
 from catalog.pagecache import catalog_changed
+from rental.hooks import answers
 
 LANGUAGES = ("fr", "en")
 
@@ -60,7 +61,7 @@ def catalog_seed(
             )
             gpus_created += created
             if created:
-                for seed_hosts in hooks.seeded:
+                for seed_hosts in answers("catalog_seeded").values():
                     seed_hosts(gpu=gpu, units=entry["units_total"])
             by_slug[gpu.slug] = gpu
             for term_days, daily_rate in entry["prices"].items():

@@ -9,12 +9,12 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy as _
 
+from hosts.admin import OrderSlotInline
+from hosts.provisioning import services as provisioning
 from orders import services
-from orders.admin_hosts import OrderSlotInline
 from orders.forms import ActivateForm, MoveHostForm, OptionalReasonForm, ReasonForm
 from orders.hooks import order_admin_sections
 from orders.models import ALLOWED_TRANSITIONS, Order, OrderEvent, OrderStatus
-from orders.provisioning import services as provisioning
 from orders.queue import order_queue_cases
 from orders.transitions import RENTAL_ONLY, TransitionNotAllowed
 from rental.admin import AppendOnlyAdmin, queue_filter
@@ -191,7 +191,7 @@ class OrderAdmin(AppendOnlyAdmin):
             },
         ),
         (_("Price"), {"fields": ["daily_rate", "total", "currency", "payment_deadline"]}),
-        # What the apps above orders record about it (orders.hooks.admin_sections).
+        # What the apps above orders record about it (orders.hooks, `order_admin_sections`).
         (_("Payments and documents"), {"fields": ["records_of_other_apps"]}),
         (
             _("Terms of sale accepted"),

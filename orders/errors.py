@@ -14,7 +14,8 @@ class OrderError(Exception):
 class UnitsGone(Exception):
     """The order released its slots (it expired) and other orders took them since."""
 
-    # The timeline's reason when money arrives for it (payments.settlement flags it as owed).
+    # The timeline's reason when money arrives for it (payments.watcher.settlement flags it as
+    # owed).
     reason = gettext_noop("late payment but the units are no longer free")
 
     def __init__(self, order):

@@ -10,7 +10,7 @@ from catalog.forms import NumberInput
 from catalog.legal import ORDER_CONSENT
 from catalog.models import TERM_CHOICES
 from catalog.selectors import active_environments
-from orders.models import Host
+from hosts.models import Host
 from orders.services import MAX_ENVIRONMENT_DETAILS, MAX_QUANTITY
 
 

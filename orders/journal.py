@@ -15,9 +15,9 @@ from django.utils.translation import gettext as _
 from django.utils.translation import pgettext
 
 from catalog.formatting import money
-from orders.hosts import SlotHold
+from hosts.models import SlotHold
+from hosts.slots import slots_by_host
 from orders.models import Order, OrderStatus
-from orders.slots import slots_by_host
 
 S = OrderStatus
 # A journal entry describes a rental that was paid for: before that there is nothing to link

@@ -139,7 +139,7 @@ class Order(models.Model):
     ssh_keys = models.ManyToManyField(
         "accounts.SshKey", blank=True, related_name="orders", verbose_name=_("SSH keys")
     )
-    # Automatic provisioning (orders.provisioning): why it is stuck, for staff and the customer;
+    # Automatic provisioning (hosts.provisioning): why it is stuck, for staff and the customer;
     # a custom environment's staff go-ahead; when access was revoked and its data removed.
     provisioning_problem = models.CharField(_("provisioning problem"), max_length=255, blank=True)
     environment_confirmed_at = models.DateTimeField(
@@ -267,7 +267,3 @@ class OrderEvent(models.Model):
         # Reasons the system writes are stored in English (gettext_noop) and translated when
         # shown; a reason staff typed has no translation and reads as they wrote it.
         return gettext(self.reason) if self.reason else ""
-
-
-# Hosts and slots live in their own module; Django finds models through this one.
-from orders.hosts import Host, SlotHold  # noqa: E402, F401

@@ -1,4 +1,4 @@
-"""The e-mail channel of order events: subscribed in OrdersConfig.ready() (orders.events),
+"""The e-mail channel of order events: subscribed in settings.HOOKS (orders.events),
 called by the dispatch after the event's claim commits, so each e-mail goes at most once."""
 
 from accounts.mail import user_mail

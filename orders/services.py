@@ -15,6 +15,7 @@ from accounts.models import SshKey, User
 from catalog.legal import TERMS_OF_SALE
 from catalog.models import TERMS, Environment, GpuModel
 from catalog.pagecache import catalog_changed
+from hosts.models import Host, SlotHold
 from orders.consent import TermsAcceptance
 from orders.errors import OrderError
 from orders.extensions import rental_end, rental_shorten
@@ -26,7 +27,6 @@ from orders.hooks import (
     order_public_keys,
     order_refund_record,
 )
-from orders.hosts import Host, SlotHold
 from orders.models import UNPAID_STATUSES, Order, OrderEvent, OrderStatus
 from orders.selectors import daily_rate_for_term
 from orders.stock import gpus_with_availability, order_slots_take

@@ -1,7 +1,7 @@
 """Stock: the slots orders hold, and the one rule on the way to paid.
 
-Availability is the free slots of active hosts (orders.slots); the catalog shows it through
-catalog.hooks, filled in OrdersConfig.ready().
+Availability is the free slots of active hosts (hosts.slots); the catalog shows it through
+catalog.hooks, answered in settings.HOOKS.
 
 An order is confirmed or paid only while it holds its slots. Every path that moves an order to
 confirming or paid goes through here: the scan's settlement, the "I've paid" check, a
@@ -15,10 +15,10 @@ from django.db.models.functions import Greatest
 
 from accounts.models import User
 from catalog.models import GpuModel
+from hosts.slots import free_slots, gpus_with_capacity, slots_choose, slots_hold
 from orders.errors import UnitsGone
 from orders.extensions import extension_paying_transition
 from orders.models import HOLDING_STATUSES, Order
-from orders.slots import free_slots, gpus_with_capacity, slots_choose, slots_hold
 from orders.transitions import order_transition
 
 

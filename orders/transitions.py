@@ -7,9 +7,8 @@ from django.utils import timezone
 
 from accounts.models import User
 from catalog.pagecache import catalog_changed
+from hosts.slots import slots_release
 from orders.models import ALLOWED_TRANSITIONS, HOLDING_STATUSES, Order, OrderEvent, OrderStatus
-from orders.slots import slots_release
-from orders.tasks import order_event_dispatch_task
 from rental.celery import enqueue_after_commit
 
 Actor = OrderEvent.Actor
@@ -102,4 +101,4 @@ def order_transition(
 
 def _dispatch_after_commit(event: OrderEvent) -> None:
     # The one publication of the event: its channels subscribe in orders.events.
-    enqueue_after_commit(order_event_dispatch_task, event.pk)
+    enqueue_after_commit("orders.tasks.order_event_dispatch_task", event.pk)

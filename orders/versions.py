@@ -6,7 +6,7 @@ turning whole rows into text. The order page, its two polls and the API's order 
 cache while it stays the same (rental.responsecache), and render afresh once anything changed.
 
 Nothing has to remember to bump it: a write that changes a row the pages read changes the
-digest. Each app names the rows it adds to the pages (orders.hooks.order_version_parts, SQL
+digest. Each app names the rows it adds to the pages (orders.hooks, `order_version_parts`, SQL
 over the order's row `o`); what depends on the clock is part of it too (the payment window
 open or closed, the minute while a rental runs, since the page says the time left).
 Other databases (SQLite for `make run`) get no digest: the pages are rendered every time.
@@ -24,8 +24,8 @@ from django.http import Http404
 
 from accounts.models import User
 from catalog.models import Environment, GpuModel, TermPrice
+from hosts.models import Host, SlotHold
 from orders.hooks import VersionParts, order_version_parts
-from orders.hosts import Host, SlotHold
 from orders.models import Order, OrderEvent
 from rental.changes import account_tag, account_tag_sql, host_tag_sql
 from rental.responsecache import Version
@@ -105,7 +105,7 @@ NEXT_MINUTE_SQL = "date_trunc('minute', now()) + interval '1 minute'"
 
 
 def _digest_sql() -> str:
-    return _digest_sql_of(tuple(order_version_parts))
+    return _digest_sql_of(order_version_parts())
 
 
 @functools.cache

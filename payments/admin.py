@@ -309,7 +309,7 @@ class ScanCursorAdmin(admin.ModelAdmin):
     ]
 
 
-# --- The order's admin page: its payment records (orders.hooks.admin_sections) -----------
+# --- The order's admin page: its payment records (orders.hooks, `order_admin_sections`) -----------
 
 
 @dataclass(frozen=True)

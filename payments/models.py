@@ -312,7 +312,8 @@ class Invoice(models.Model):
     amount_pending = models.DecimalField(_("pending"), default=0, **BASE_UNITS)
     closed_at = models.DateTimeField(_("closed"), null=True, blank=True)
     # ETH sent by contracts leaves no transaction naming the address: up to this block, the
-    # address's balance was explained by its recorded transfers (payments/internal_transfers.py).
+    # address's balance was explained by its recorded transfers
+    # (payments/watcher/internal_transfers.py).
     balance_explained_block = models.PositiveBigIntegerField(
         _("balance explained up to block"), null=True, blank=True
     )

@@ -11,7 +11,7 @@ from django.db import transaction
 
 from payments.models import Asset, Chain, PriceFeed
 from payments.presets import NetworkPreset
-from payments.rpc import RpcClient, RpcError
+from payments.watcher.rpc import RpcClient, RpcError
 
 
 class ActivationRefused(Exception):

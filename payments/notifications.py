@@ -1,4 +1,4 @@
-"""What payments adds to the order e-mails (orders.hooks.email_sections)."""
+"""What payments adds to the order e-mails (orders.hooks, `order_email_sections`)."""
 
 from orders.hooks import PageSection
 from orders.models import Order

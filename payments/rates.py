@@ -17,7 +17,7 @@ from django.utils.translation import gettext_lazy as _
 
 from accounts.models import User
 from payments.models import Asset, Chain, PriceFeed, Rate
-from payments.rpc import RoundData, RpcClient, RpcError
+from payments.watcher.rpc import RoundData, RpcClient, RpcError
 
 logger = logging.getLogger(__name__)
 # Rate.rate: 8 decimal places, 16 digits before them.

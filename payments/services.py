@@ -20,7 +20,6 @@ from payments.derivation import deposit_address, xpub_for
 from payments.locks import order_and_invoices_locked
 from payments.models import Asset, Chain, Invoice, PaymentClaim, ScanCursor
 from payments.selectors import rate_current
-from payments.tasks import invoice_check_task
 from rental.celery import enqueue_after_commit
 from rental.ratelimit import rate_limit_exceeded
 
@@ -143,7 +142,7 @@ def invoice_issue(*, order: Order, asset: Asset, now=None) -> Invoice:
 
 
 def order_invoices_close(*, order: Order, now=None) -> int:
-    """The order was cancelled (orders.hooks.cancel_records, in its transaction): its open
+    """The order was cancelled (orders.hooks, `order_cancel_record`, in its transaction): its open
     invoice closes with it. Its address stays watched until `monitor_until`; money reaching it
     still counts for the cancelled order, so it is flagged and owed back (settlement).
 
@@ -222,7 +221,7 @@ def payment_claim_record(
         )
         if invoice is not None:
             # Without a broker the next beat scan still finds the transfer.
-            enqueue_after_commit(invoice_check_task, invoice.pk, tx_hash)
+            enqueue_after_commit("payments.tasks.invoice_check_task", invoice.pk, tx_hash)
     return claim
 
 

@@ -9,7 +9,12 @@ from django.conf import settings
 from django.core.cache import cache
 
 from payments.models import Chain
-from payments.rpc import RpcUnavailable
+from payments.rates import rates_refresh
+from payments.refunds.verify import refund_verify, refunds_verify_pending
+from payments.watcher.internal_transfers import native_balances_check
+from payments.watcher.invoice_check import invoice_check
+from payments.watcher.rpc import RpcUnavailable
+from payments.watcher.scanner import chain_scan
 
 
 def _scan_queued_key(chain_id: int) -> str:
@@ -38,8 +43,6 @@ def chains_scan_task() -> int:
 
 @shared_task(acks_late=True, ignore_result=True)
 def chain_scan_task(chain_id: int) -> dict | None:
-    from payments.scanner import chain_scan
-
     # Taken off the queue: the next beat may queue the following scan, which then waits at
     # most for this one (or skips on the chain's advisory lock if this one still runs).
     cache.delete(_scan_queued_key(chain_id))
@@ -55,8 +58,6 @@ def native_balances_check_task(
     chain_id: int | None = None, invoice_ids: list[int] | None = None
 ) -> None:
     """Beat: ether sent by contracts on every active chain; or one invoice after "I've paid"."""
-    from payments.internal_transfers import native_balances_check
-
     chains = Chain.objects.filter(is_active=True).order_by("pk")
     if chain_id is not None:
         chains = chains.filter(pk=chain_id)
@@ -72,28 +73,20 @@ def native_balances_check_task(
     max_retries=3,
 )
 def invoice_check_task(invoice_id: int, tx_hash: str = "") -> dict:
-    from payments.invoice_check import invoice_check
-
     return invoice_check(invoice_id=invoice_id, tx_hash=tx_hash)
 
 
 @shared_task(acks_late=True, ignore_result=True)
 def rates_refresh_task() -> dict[str, str]:
-    from payments.rates import rates_refresh
-
     return rates_refresh()
 
 
 @shared_task(acks_late=True, ignore_result=True)
 def refund_verify_task(refund_id: int) -> str:
-    from payments.refunds.verify import refund_verify
-
     return refund_verify(refund_id=refund_id)
 
 
 @shared_task(acks_late=True, ignore_result=True)
 def refunds_verify_pending_task() -> int:
     """Beat: check again each refund whose transaction was not final (or the node was down)."""
-    from payments.refunds.verify import refunds_verify_pending
-
     return refunds_verify_pending()

@@ -135,7 +135,7 @@ def payment_section_context(*, order: Order, now=None, status: dict | None = Non
     return context
 
 
-# The section's name on the order page (orders.hooks.page_sections).
+# The section's name on the order page (orders.hooks, `order_page_sections`).
 PAYMENT_SECTION = "payment"
 
 
@@ -144,7 +144,7 @@ def _payment_section(payment: dict) -> PageSection:
 
 
 def order_payment_section(*, order: Order) -> PageSection:
-    """The payment section of the order page (registered in PaymentsConfig.ready())."""
+    """The payment section of the order page (named in settings.HOOKS)."""
     return _payment_section(payment_section_context(order=order))
 
 

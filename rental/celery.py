@@ -2,7 +2,7 @@ import logging
 import os
 from functools import partial
 
-from celery import Celery
+from celery import Celery, Task
 from django.db import transaction
 from kombu.exceptions import OperationalError as BrokerUnavailable
 
@@ -25,14 +25,27 @@ def ping() -> str:
     return "pong"
 
 
-def enqueue_after_commit(task, *args, **options) -> None:
-    """Queue `task` once the current transaction commits.
+def task_named(name: str) -> Task:
+    """The task registered as `name` ("orders.tasks.order_event_dispatch_task").
+
+    Services queue tasks by name and only tasks modules import services: a tasks module imports
+    the services it runs, so a service importing it back would tie both, and everything between
+    them, into one import circle (bin/import_cycles.py). A wrong name fails here, when queued."""
+    if name not in app.tasks:
+        # A worker imports every app's tasks module as it starts; a web process does it here,
+        # the first time it queues a task.
+        app.loader.import_default_modules()
+    return app.tasks[name]
+
+
+def enqueue_after_commit(name: str, *args, **options) -> None:
+    """Queue the task named `name` once the current transaction commits.
 
     The data is already saved by then: a broker outage must not turn that into an error page,
     so it is logged. Every caller's work is also found again by a beat sweep (pending order
     events, due webhook deliveries, the chain scan), which queues it once the broker is back.
     """
-    transaction.on_commit(partial(_enqueue, task, args, options))
+    transaction.on_commit(partial(_enqueue, task_named(name), args, options))
 
 
 def _enqueue(task, args: tuple, options: dict) -> None:

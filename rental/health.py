@@ -21,7 +21,7 @@ from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
 
 from rental.celery import app as celery_app
-from rental.hooks import Hooks
+from rental.hooks import answers
 
 
 def _database() -> dict:
@@ -42,11 +42,13 @@ def _cache() -> dict:
     return {"ok": True}
 
 
-# name -> check() returning a dict with at least "ok"; an exception counts as not ok.
-readiness_checks: Hooks[Callable[[], dict]] = Hooks()
-readiness_checks.register("database", _database)
-readiness_checks.register("broker", _broker)
-readiness_checks.register("cache", _cache)
+# name -> check() returning a dict with at least "ok"; an exception counts as not ok. Higher
+# apps add theirs in settings.HOOKS (`readiness_checks`: the chain).
+READINESS_CHECKS: dict[str, Callable[[], dict]] = {
+    "database": _database,
+    "broker": _broker,
+    "cache": _cache,
+}
 
 
 def _run(check) -> dict:
@@ -77,7 +79,8 @@ def live(request):
 
 @never_cache
 def ready(request):
-    results = {name: _run(check) for name, check in readiness_checks.items()}
+    checks = {**READINESS_CHECKS, **answers("readiness_checks")}
+    results = {name: _run(check) for name, check in checks.items()}
     healthy = all(result["ok"] for result in results.values())
     body = {"status": "ok" if healthy else "error"}
     if _may_see_details(request):

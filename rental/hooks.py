@@ -1,30 +1,28 @@
-"""Named functions a higher app registers for a lower one to call, so the lower app asks its
-question (is money there? what else does the page show? who wants this event?) without
-importing the apps that answer: the one way the apps depend on each other stays one way.
+"""The answers higher apps give to the questions lower apps ask, named in one place.
 
-Apps register in their AppConfig.ready(). A name registered again replaces the first
-function, so a ready() that runs twice (tests) registers nothing twice.
+A lower app (orders, catalog, accounts, rental) asks "did money arrive?", "what else does the
+order page show?", "who wants this order event?" without importing the apps that answer: each
+question's answers are listed, by dotted path, in settings.HOOKS (rental/settings/base.py), in
+the order they run. The one way the apps depend on each other stays one way (import-linter),
+and a newcomer reads every subscription in that one table instead of a dozen ready() methods.
 """
 
-from collections.abc import Iterator
-from typing import Generic, TypeVar
+import functools
+from collections.abc import Callable
+from typing import Any
 
-Hook = TypeVar("Hook")
+from django.conf import settings
+from django.utils.module_loading import import_string
 
 
-class Hooks(Generic[Hook]):
-    def __init__(self) -> None:
-        self._hooks: dict[str, Hook] = {}
+def answers(question: str) -> dict[str, Callable[..., Any]]:
+    """The functions answering `question`, by name, in the table's order (none: empty)."""
+    return dict(_imported(tuple(settings.HOOKS.get(question, {}).items())))
 
-    def register(self, name: str, hook: Hook) -> None:
-        self._hooks[name] = hook
 
-    def unregister(self, name: str) -> None:
-        self._hooks.pop(name, None)
-
-    def items(self) -> list[tuple[str, Hook]]:
-        # A copy: a hook that registers another one while the caller iterates is no error.
-        return list(self._hooks.items())
-
-    def __iter__(self) -> Iterator[Hook]:
-        return iter(list(self._hooks.values()))
+@functools.lru_cache(maxsize=64)
+def _imported(entries: tuple[tuple[str, str | Callable[..., Any]], ...]) -> tuple:
+    # Bounded: a test may name its own function (a new entry each time) instead of a path.
+    return tuple(
+        (name, import_string(path) if isinstance(path, str) else path) for name, path in entries
+    )

@@ -195,7 +195,7 @@ class Devnet:
         self.chain.save(update_fields=["default_rpc_url"])
 
     def scan(self, **kwargs):
-        from payments.scanner import chain_scan
+        from payments.watcher.scanner import chain_scan
 
         return chain_scan(chain=self.chain, **kwargs)
 

@@ -8,10 +8,11 @@ from django.utils import timezone
 from accounts.models import User
 from catalog.legal import TERMS_OF_SALE
 from catalog.models import Environment, GpuModel, TermPrice
+from hosts.models import Host
+from hosts.slots import Slot, free_slots, slots_hold
 from orders.consent import TermsAcceptance
-from orders.models import HOLDING_STATUSES, Host, Order
+from orders.models import HOLDING_STATUSES, Order
 from orders.services import order_create
-from orders.slots import Slot, free_slots, slots_hold
 
 
 class UserFactory(factory.django.DjangoModelFactory):

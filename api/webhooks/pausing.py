@@ -14,7 +14,6 @@ from django.utils import timezone
 
 from accounts.mail import user_mail
 from api.models import WebhookDelivery, WebhookEndpoint
-from api.tasks import webhook_delivery_attempt_task, webhook_endpoint_paused_notify_task
 from rental.celery import enqueue_after_commit
 
 
@@ -46,7 +45,7 @@ def endpoint_attempt_record(*, endpoint_id: int, failed: bool, now: datetime) ->
         paused_at__isnull=True, failures__gte=settings.API_WEBHOOK_PAUSE_AFTER_FAILURES
     ).update(paused_at=now)
     if paused:
-        enqueue_after_commit(webhook_endpoint_paused_notify_task, endpoint_id)
+        enqueue_after_commit("api.tasks.webhook_endpoint_paused_notify_task", endpoint_id)
     return bool(paused)
 
 
@@ -65,7 +64,7 @@ def endpoint_next_due_after_commit(*, endpoint_id: int, now: datetime) -> None:
         .first()
     )
     if next_id is not None:
-        enqueue_after_commit(webhook_delivery_attempt_task, str(next_id))
+        enqueue_after_commit("api.tasks.webhook_delivery_attempt_task", str(next_id))
 
 
 def webhook_endpoint_resume(*, endpoint: WebhookEndpoint, now=None) -> WebhookEndpoint:

@@ -19,7 +19,6 @@ from accounts.models import User
 from api.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from api.selectors import api_order_for_user
 from api.serializers import order_representation
-from api.tasks import webhook_delivery_attempt_task
 from api.webhooks.pausing import (
     endpoint_attempt_record,
     endpoint_claim,
@@ -102,13 +101,15 @@ def webhook_endpoint_delete(*, endpoint: WebhookEndpoint) -> None:
 
 
 def _attempt_after_commit(delivery_id, *, countdown: float | None = None) -> None:
-    enqueue_after_commit(webhook_delivery_attempt_task, str(delivery_id), countdown=countdown)
+    enqueue_after_commit(
+        "api.tasks.webhook_delivery_attempt_task", str(delivery_id), countdown=countdown
+    )
 
 
 def webhook_deliveries_create(*, event: OrderEvent, now=None) -> list[WebhookDelivery]:
     """A delivery for each of the order owner's endpoints subscribed to this event.
 
-    The webhook channel of order events (orders.events, subscribed in ApiConfig.ready), run
+    The webhook channel of order events (orders.events, subscribed in settings.HOOKS), run
     in the transaction that claims the event; a second call finds the deliveries made and
     adds none.
     """

@@ -21,7 +21,6 @@ from payments.models import Invoice
 from payments.refunds.models import REJECTIONS, Refund, RefundStatus
 from payments.refunds.selectors import refund_facts
 from payments.services import PaymentError, tx_hash_clean
-from payments.tasks import refund_verify_task
 from rental.celery import enqueue_after_commit
 
 Actor = OrderEvent.Actor
@@ -74,7 +73,7 @@ def refunds_owed_sync(*, order: Order, invoices: list[Invoice]) -> None:
 
 
 def order_refund_owed_record(*, order: Order) -> None:
-    """Staff refunded the order (orders.hooks.refund_records): all it received is owed."""
+    """Staff refunded the order (orders.hooks, `order_refund_record`): all it received is owed."""
     with order_and_invoices_locked(order.pk) as (locked, invoices):
         refunds_owed_sync(order=locked, invoices=invoices)
 
@@ -199,7 +198,7 @@ def refund_tx_submit(*, refund: Refund, tx_hash: str, staff_user: User) -> Refun
             actor=Actor.STAFF,
             actor_user=staff_user,
         )
-        enqueue_after_commit(refund_verify_task, refund.pk)
+        enqueue_after_commit("payments.tasks.refund_verify_task", refund.pk)
     return refund
 
 

@@ -11,12 +11,12 @@ from datetime import datetime, timedelta
 
 from django.utils import timezone
 
-from payments.finality import block_is_final
 from payments.refunds.models import Refund, RefundStatus
 from payments.refunds.services import refund_verdict_record
-from payments.rpc import Receipt, RpcClient, RpcError, Transaction, decode_transfer_log
-from payments.scanner import client_for
-from payments.tasks import refund_verify_task
+from payments.watcher.finality import block_is_final
+from payments.watcher.rpc import Receipt, RpcClient, RpcError, Transaction, decode_transfer_log
+from payments.watcher.scanner import client_for
+from rental.celery import task_named
 
 logger = logging.getLogger(__name__)
 # A transaction just broadcast may take a moment to reach the node we ask: "not found" is a
@@ -106,5 +106,5 @@ def refunds_verify_pending() -> int:
     """Queue a check of each refund still being checked (beat). Returns how many."""
     refund_ids = list(Refund.objects.filter(status=RefundStatus.SENT).values_list("pk", flat=True))
     for refund_id in refund_ids:
-        refund_verify_task.delay(refund_id)
+        task_named("payments.tasks.refund_verify_task").delay(refund_id)
     return len(refund_ids)

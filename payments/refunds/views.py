@@ -1,7 +1,7 @@
 """The refund section of the order page: shown only when a refund is owed (or was made).
 
-Thin: look the order up, call a service, render. Registered through orders.hooks.page_sections
-in PaymentsConfig.ready(), next to the payment section.
+Thin: look the order up, call a service, render. Named in settings.HOOKS for orders.hooks'
+`order_page_sections`, next to the payment section.
 """
 
 from django.contrib import messages
@@ -24,7 +24,7 @@ from payments.refunds.selectors import (
 from payments.refunds.services import refund_address_set
 from payments.services import PaymentError
 
-# The section's name on the order page (orders.hooks.page_sections).
+# The section's name on the order page (orders.hooks, `order_page_sections`).
 REFUND_SECTION = "refund"
 TEMPLATE = "payments/_refund_section.html"
 

@@ -55,11 +55,58 @@ INSTALLED_APPS = [
     "accounts",
     "catalog",
     "orders",
+    "hosts",
     "payments",
     "billing",
     "api",
     "backoffice",
 ]
+
+# Lower apps ask, higher apps answer (rental.hooks): each question with its answers, by name and
+# dotted path, in the order they run. The asking app imports none of them (docs/ARCHITECTURE.md).
+HOOKS: dict[str, dict[str, str]] = {
+    # The order event bus (orders.events). In the transaction that claims the event: what they
+    # write commits with the claim, once (provisioning's task, the invoice, webhook deliveries).
+    "order_event_with_claim": {
+        "provisioning": "hosts.provisioning.triggers.provisioning_on_event",
+        "billing": "billing.services.billing_on_event",
+        "webhooks": "api.webhooks.services.webhook_deliveries_create",
+    },
+    # Once the claim has committed: what cannot be taken back, at most once.
+    "order_event_after_claim": {
+        "email": "orders.notifications.order_event_email",
+    },
+    # Questions orders asks (orders.hooks).
+    "order_may_expire": {"payments": "payments.selectors.order_payment_watch_passed"},
+    "order_provisioning_hold": {"payments": "payments.selectors.order_funds_lost_hold"},
+    "order_funds_received": {"payments": "payments.selectors.order_has_received_funds"},
+    "order_refund_record": {"payments": "payments.refunds.services.order_refund_owed_record"},
+    "order_cancel_record": {"payments": "payments.services.order_invoices_close"},
+    "order_public_keys": {"accounts": "orders.selectors.order_public_keys"},
+    "order_page_sections": {
+        "payment": "payments.views.order_payment_section",
+        "refund": "payments.refunds.views.order_refund_section",
+        "billing": "billing.sections.order_billing_section",
+    },
+    "order_admin_sections": {
+        "payments": "payments.admin.order_admin_payment_section",
+        "billing": "billing.admin.order_admin_billing_section",
+    },
+    "order_email_sections": {"payment": "payments.notifications.order_payment_email_section"},
+    "order_email_attachments": {"billing": "billing.notifications.order_event_invoice_attachment"},
+    "order_version_parts": {
+        "payments": "payments.versions.order_payment_version_parts",
+        "billing": "billing.sections.order_billing_version_parts",
+    },
+    # Questions the catalog asks (catalog.hooks): the units orders leave free, and who turns a
+    # seeded GPU model's stock into machines.
+    "catalog_availability": {"orders": "orders.stock.gpus_with_availability"},
+    "catalog_seeded": {"hosts": "hosts.capacity.gpu_host_seed"},
+    # accounts: a new password pauses the account's webhooks.
+    "password_changed": {"webhooks": "api.webhooks.services.webhook_endpoints_pause"},
+    # /healthz/ready (rental.health) checks the database, broker and cache, then these.
+    "readiness_checks": {"chain": "payments.health.chains_health"},
+}
 
 MIDDLEWARE = [
     "rental.middleware.KeptReadsMiddleware",
@@ -259,7 +306,8 @@ PAYMENTS_CURSOR_MAX_AGE = timedelta(seconds=_payments.PAYMENTS_CURSOR_MAX_AGE_SE
 # the gap between block timestamps and our clock.
 PAYMENTS_EXPIRY_SCAN_MARGIN = timedelta(seconds=_payments.PAYMENTS_EXPIRY_SCAN_MARGIN_SECONDS)
 # How often watched ETH addresses' balances are compared with their recorded transfers, to
-# find ether sent by contracts (payments/internal_transfers.py): a batched call per 50 addresses.
+# find ether sent by contracts (payments/watcher/internal_transfers.py): a batched call per 50
+# addresses.
 PAYMENTS_NATIVE_BALANCE_CHECK_SECONDS = _payments.PAYMENTS_NATIVE_BALANCE_CHECK_SECONDS
 # One scan task stops after this long and leaves the rest to the next beat.
 PAYMENTS_SCAN_TIME_BUDGET_SECONDS = 20.0
@@ -324,12 +372,12 @@ CELERY_TASK_ROUTES = {
     # Outbound HTTP to customers' servers.
     "api.tasks.webhook_delivery_attempt_task": {"queue": "webhooks"},
     # Outbound SSH to GPU hosts: a host slow to answer never delays e-mails or crediting.
-    "orders.tasks.order_provision_task": {"queue": "hosts"},
-    "orders.tasks.order_access_revoke_task": {"queue": "hosts"},
-    "orders.tasks.rentals_purge_task": {"queue": "hosts"},
+    "hosts.tasks.order_provision_task": {"queue": "hosts"},
+    "hosts.tasks.order_access_revoke_task": {"queue": "hosts"},
+    "hosts.tasks.rentals_purge_task": {"queue": "hosts"},
     # Everything else (order events, e-mails, sweeps, rates) goes to the default queue.
 }
-# Automatic provisioning of `ssh` hosts (orders.provisioning). The store's private key is a
+# Automatic provisioning of `ssh` hosts (hosts.provisioning). The store's private key is a
 # file named here, never in the database; the hosts' keys are checked against a known_hosts
 # file. Without a key file, `ssh` hosts are flagged for staff instead of provisioned.
 PROVISIONING_KEY_FILE = _rental.LOCAGPU_PROVISIONING_KEY_FILE
@@ -357,7 +405,7 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     },
     # Rental accounts whose data is past its retention are removed from their hosts.
     "orders-purge-rentals": {
-        "task": "orders.tasks.rentals_purge_task",
+        "task": "hosts.tasks.rentals_purge_task",
         "schedule": 3600.0,
         "options": {"expires": 3600.0},
     },

@@ -15,8 +15,9 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
+from accounts.account_rows import signed_in_account
 from accounts.models import Session
-from accounts.two_factor import signed_in_account, two_factor_enabled
+from accounts.two_factor import two_factor_enabled
 from tests.accounts.two_factor import SecondFactorClient
 
 pytestmark = pytest.mark.django_db

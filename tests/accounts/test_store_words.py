@@ -4,7 +4,7 @@ import pytest
 
 from orders.models import Order
 from payments.models import Transfer
-from payments.settlement import invoice_settle
+from payments.watcher.settlement import invoice_settle
 from tests.payments.helpers import order_with_invoice, transfer_recorded
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from orders.hosts import SlotHold
+from hosts.models import SlotHold
 from orders.models import OrderEvent, OrderStatus
 from payments.models import Transfer
 from tests.cache import cache_empty

@@ -1,6 +1,7 @@
 import pytest
 
-from orders.models import Host, Order, OrderStatus
+from hosts.models import Host
+from orders.models import Order, OrderStatus
 from orders.transitions import order_transition
 from tests.factories import HostFactory
 

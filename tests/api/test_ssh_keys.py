@@ -4,7 +4,8 @@ import pytest
 
 from accounts.models import SshKey
 from accounts.services import MAX_SSH_KEYS_PER_USER, ssh_key_add
-from orders.models import Host, Order
+from hosts.models import Host
+from orders.models import Order
 from tests.accounts.ssh import key_pair, public_key_of, quick_public_key, ssh_keygen_fingerprint
 
 pytestmark = pytest.mark.django_db

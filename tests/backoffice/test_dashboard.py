@@ -11,7 +11,7 @@ from django.utils import timezone
 from django.utils.translation import override
 
 from backoffice.selectors import gpu_utilisation, orders_by_status, revenue_per_day
-from orders.hosts import SlotHold
+from hosts.models import SlotHold
 from orders.models import Order, OrderEvent, OrderStatus
 from payments.models import Invoice
 from tests.factories import GpuModelFactory, OrderFactory

@@ -9,7 +9,7 @@ from django.contrib import admin
 from django.urls import reverse
 
 from backoffice.selectors import queue_entries
-from orders.hosts import Host
+from hosts.models import Host
 from orders.models import OrderEvent, OrderStatus
 from orders.services import order_cancel
 from orders.transitions import order_transition

@@ -1,7 +1,7 @@
 """An order paid as the watcher pays it: a confirmed transfer, then the settlement."""
 
 from payments.models import Transfer
-from payments.settlement import invoice_settle
+from payments.watcher.settlement import invoice_settle
 from tests.payments.helpers import order_with_invoice, transfer_recorded
 
 

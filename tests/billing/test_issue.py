@@ -17,7 +17,7 @@ from orders.models import OrderStatus
 from orders.services import order_refund
 from payments.models import Transfer
 from payments.services import invoice_issue
-from payments.settlement import invoice_settle
+from payments.watcher.settlement import invoice_settle
 from tests.billing.helpers import order_paid
 from tests.factories import OrderFactory
 from tests.payments.helpers import order_with_invoice, transfer_recorded

@@ -1,8 +1,7 @@
-"""The catalog shows availability without importing orders: orders fills catalog.hooks."""
+"""The catalog shows availability without importing orders: orders answers catalog.hooks."""
 
 import pytest
 
-from catalog import hooks
 from catalog.selectors import catalog_gpus
 from tests.factories import GpuModelFactory, OrderFactory
 
@@ -10,14 +9,9 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def catalog_without_orders():
-    """The catalog as it is when no app registers an availability annotation."""
-    registered = hooks.availability.items()
-    for name, _annotate in registered:
-        hooks.availability.unregister(name)
-    yield
-    for name, annotate in registered:
-        hooks.availability.register(name, annotate)
+def catalog_without_orders(settings):
+    """The catalog as it is when no app answers with an availability annotation."""
+    settings.HOOKS = {**settings.HOOKS, "catalog_availability": {}}
 
 
 def test_the_catalog_shows_the_units_orders_leave_free():

@@ -6,7 +6,7 @@ from django.utils import translation
 
 from catalog.models import GpuModel
 from catalog.templatetags.catalog_format import money
-from orders.models import Host
+from hosts.models import Host
 from tests.catalog.conftest import SEEDED_SLUGS
 from tests.factories import OrderFactory
 

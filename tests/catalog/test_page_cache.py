@@ -3,7 +3,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from catalog.models import Environment, GpuModel
-from orders.models import Host
+from hosts.models import Host
 from orders.services import order_create
 from tests.factories import accepted_terms
 
@@ -64,7 +64,7 @@ def test_a_staff_host_edit_in_the_admin_shows_at_once(
     }
     client.force_login(staff)
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(f"/admin/orders/host/{host.pk}/change/", form)
+        response = client.post(f"/admin/hosts/host/{host.pk}/change/", form)
     assert response.status_code == 302, response.content.decode()[:3000]
     assert GpuModel.objects.get(slug="h200").units_total == 0
     assert anonymous.get("/fr/").content.decode() != before

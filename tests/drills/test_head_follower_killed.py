@@ -7,8 +7,8 @@ import time
 import pytest
 
 from orders.models import Order, OrderStatus
-from payments.heads import ChainLease, ws_url_for
 from payments.models import Transfer
+from payments.watcher.heads import ChainLease, ws_url_for
 from tests.drills.processes import beat_command, head_follower_command, wait_until
 from tests.payments.helpers import order_with_invoice
 from tests.payments.proxy import HoldingRpcProxy

@@ -10,12 +10,12 @@ from django.core import mail
 
 from api.models import WebhookDelivery
 from api.webhooks.services import webhook_endpoint_create
-from orders import events
 from orders.models import OrderEvent, OrderStatus
 from orders.services import orders_expire
 from orders.tasks import order_event_dispatch_task, orders_dispatch_pending_task
 from tests.drills.processes import broker_down
 from tests.factories import order_placed
+from tests.hooks import answer_added
 
 
 @pytest.fixture
@@ -94,14 +94,13 @@ def test_an_event_committed_while_the_broker_is_down_is_sent_once_by_the_sweep(
 
 
 def test_a_channel_subscribed_later_gets_each_event_once_and_orders_does_not_change(
-    customer, gpu, pytorch, celery_eager, django_capture_on_commit_callbacks
+    customer, gpu, pytorch, celery_eager, django_capture_on_commit_callbacks, settings
 ):
     seen = []
-    events.after_claim.register("test-channel", lambda *, event: seen.append(event.pk))
-    try:
-        with django_capture_on_commit_callbacks(execute=True):
-            order = order_placed(customer, gpu, pytorch)
-            order_event_dispatch_task(order.events.get().pk)  # a copy of the task
-    finally:
-        events.after_claim.unregister("test-channel")
+    answer_added(
+        settings, "order_event_after_claim", "test-channel", lambda *, event: seen.append(event.pk)
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        order = order_placed(customer, gpu, pytorch)
+        order_event_dispatch_task(order.events.get().pk)  # a copy of the task
     assert seen == [order.events.get().pk]

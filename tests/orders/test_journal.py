@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone, translation
 
-from orders.hosts import SlotHold
+from hosts.models import SlotHold
 from orders.journal import journal_data, journal_markdown, journal_text, order_journal
 from orders.models import OrderStatus
 from tests.factories import HostFactory, OrderFactory

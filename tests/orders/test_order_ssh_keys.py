@@ -9,8 +9,9 @@ from django.db import connection
 from accounts.models import SshKey
 from accounts.services import ssh_key_add, ssh_key_delete
 from catalog.models import Environment
-from orders.models import Host, Order, OrderStatus
-from orders.provisioning.services import order_provision, order_provisioning_retry
+from hosts.models import Host
+from hosts.provisioning.services import order_provision, order_provisioning_retry
+from orders.models import Order, OrderStatus
 from orders.services import OrderError
 from orders.stock import gpu_available_units
 from tests.accounts.ssh import quick_public_key

@@ -9,7 +9,8 @@ from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone, translation
 
 from catalog.models import Environment
-from orders.models import Host, Order, OrderStatus, SlotHold
+from hosts.models import Host, SlotHold
+from orders.models import Order, OrderStatus
 from orders.services import (
     order_cancel,
     order_create,
@@ -283,11 +284,11 @@ def test_staff_cannot_shrink_a_host_under_a_held_slot_and_stock_follows_host_edi
         "holds-INITIAL_FORMS": 0,
     }
     client.force_login(staff)
-    refused = client.post(f"/admin/orders/host/{big.pk}/change/", form)
+    refused = client.post(f"/admin/hosts/host/{big.pk}/change/", form)
     assert refused.status_code == 200
     assert Host.objects.get(pk=big.pk).gpu_count == 4
 
-    response = client.post(f"/admin/orders/host/{big.pk}/change/", {**form, "gpu_count": 10})
+    response = client.post(f"/admin/hosts/host/{big.pk}/change/", {**form, "gpu_count": 10})
     assert response.status_code == 302
     two_hosts.refresh_from_db()
     assert two_hosts.units_total == 12

@@ -10,7 +10,7 @@ from django.utils import timezone
 from orders.models import Order, OrderEvent
 from payments.models import Invoice, Rate, Transfer
 from payments.services import invoice_issue
-from payments.settlement import ObservedTransfer, invoice_settle, transfers_record
+from payments.watcher.settlement import ObservedTransfer, invoice_settle, transfers_record
 from tests.factories import OrderFactory
 
 

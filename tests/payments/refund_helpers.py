@@ -3,7 +3,7 @@ side of the admin."""
 
 from payments.models import Transfer
 from payments.refunds.models import Refund
-from payments.settlement import invoice_settle
+from payments.watcher.settlement import invoice_settle
 from tests.payments.helpers import order_with_invoice, transfer_recorded
 
 # The customer sent 12.50 USDC too many.

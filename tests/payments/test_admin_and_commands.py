@@ -8,7 +8,7 @@ from django.core.management import call_command
 
 from orders.models import Order, OrderStatus
 from payments.models import Asset, Chain, Invoice
-from payments.scanner import chain_scan
+from payments.watcher.scanner import chain_scan
 from tests.anvil import anvil_start, anvil_stop
 from tests.factories import OrderFactory
 from tests.payments.helpers import order_with_invoice, reload, timeline

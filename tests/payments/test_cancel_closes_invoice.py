@@ -13,7 +13,7 @@ from orders.services import OrderError, order_cancel
 from orders.transitions import order_transition
 from payments.models import Invoice, Transfer
 from payments.refunds.models import Refund
-from payments.settlement import invoice_settle, transfer_confirm
+from payments.watcher.settlement import invoice_settle, transfer_confirm
 from tests.payments.helpers import deadline_at, order_with_invoice, transfer_observed_and_settled
 
 pytestmark = pytest.mark.django_db

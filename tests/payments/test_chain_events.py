@@ -8,9 +8,9 @@ from django.utils import timezone
 
 from orders.models import Order, OrderStatus
 from orders.services import OrderError, order_provisioning_start
-from payments.invoice_check import invoice_check
 from payments.models import Invoice, Transfer
 from payments.services import invoice_issue
+from payments.watcher.invoice_check import invoice_check
 from tests.factories import OrderFactory
 from tests.payments.helpers import order_with_invoice, reload, timeline
 

@@ -4,10 +4,10 @@ import pytest
 
 from orders.models import OrderStatus
 from payments.devnet import devnet_register, token_deploy
-from payments.finality import block_is_final, final_height
 from payments.models import Chain, Transfer
 from payments.presets import PRESETS
-from payments.rpc import RpcClient
+from payments.watcher.finality import block_is_final, final_height
+from payments.watcher.rpc import RpcClient
 from tests.anvil import Devnet, anvil_start, anvil_stop
 from tests.payments.helpers import order_with_invoice, reload
 

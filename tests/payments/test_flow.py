@@ -5,7 +5,7 @@ from decimal import Decimal
 import pytest
 
 from orders.models import OrderStatus
-from payments.internal_transfers import native_balances_check
+from payments.watcher.internal_transfers import native_balances_check
 from tests.payments.helpers import order_with_invoice, reload, timeline
 
 pytestmark = pytest.mark.chain

@@ -9,10 +9,10 @@ from django.utils import translation
 
 from orders.models import OrderEvent, OrderStatus
 from payments.devnet import ETH_SLUG
-from payments.internal_transfers import native_balances_check
 from payments.models import NATIVE_LOG_INDEX, Asset, Chain, ScanCursor, Transfer
-from payments.rpc import RpcClient
 from payments.services import payment_claim_record
+from payments.watcher.internal_transfers import native_balances_check
+from payments.watcher.rpc import RpcClient
 from tests.payments.helpers import order_with_invoice, reload, timeline
 from tests.payments.proxy import FlakyRpcProxy
 

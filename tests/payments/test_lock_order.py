@@ -16,7 +16,7 @@ from orders.models import Order, OrderEvent, OrderStatus
 from orders.services import OrderError, order_cancel
 from payments.models import Invoice, PaymentClaim, Transfer
 from payments.services import PaymentError, invoice_mark_paid, payment_claim_record
-from payments.settlement import invoice_settle
+from payments.watcher.settlement import invoice_settle
 from tests.payments.helpers import (
     order_with_invoice,
     transfer_observed_and_settled,

@@ -10,10 +10,10 @@ from django.db import connection
 from django.utils import timezone
 
 from orders.models import Order, OrderStatus
-from payments import settlement
 from payments.models import Asset, Invoice, ScanCursor, Transfer
-from payments.rpc import RpcClient
 from payments.services import PaymentError, invoice_issue, invoice_mark_paid
+from payments.watcher import settlement
+from payments.watcher.rpc import RpcClient
 from tests.factories import OrderFactory
 from tests.payments.helpers import order_with_invoice, reload
 

@@ -7,7 +7,7 @@ from django.utils.translation import gettext, override
 from orders.models import Order, OrderEvent, OrderStatus
 from payments.models import Transfer
 from payments.refunds.models import Refund, RefundStatus
-from payments.settlement import invoice_settle
+from payments.watcher.settlement import invoice_settle
 from tests.payments.helpers import order_with_invoice, transfer_recorded
 from tests.payments.refund_helpers import CUSTOMER_WALLET, EXTRA, overpaid_refund, reload
 

@@ -9,7 +9,7 @@ import pytest
 from eth_abi import encode
 
 from payments.models import ScanCursor, ScannedBlock
-from payments.rpc import (
+from payments.watcher.rpc import (
     TRANSFER_TOPIC,
     InvalidAnswer,
     Log,

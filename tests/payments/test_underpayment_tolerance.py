@@ -7,7 +7,7 @@ import pytest
 
 from orders.models import OrderStatus
 from payments.models import Transfer
-from payments.settlement import invoice_settle
+from payments.watcher.settlement import invoice_settle
 from tests.payments.helpers import order_with_invoice, reload, transfer_recorded
 
 pytestmark = pytest.mark.django_db

@@ -13,11 +13,11 @@ from django.utils import timezone
 from web3 import Web3
 
 from orders.models import OrderStatus
-from payments import rpc, scanner
 from payments.models import Chain, Invoice, ScanCursor, Transfer
-from payments.rpc import RpcClient
-from payments.scanner import ScanReport, chain_scan
 from payments.tasks import chain_scan_task, invoice_check_task
+from payments.watcher import rpc, scanner
+from payments.watcher.rpc import RpcClient
+from payments.watcher.scanner import ScanReport, chain_scan
 from tests.payments.helpers import order_with_invoice, reload
 from tests.payments.proxy import FlakyRpcProxy
 

@@ -6,7 +6,7 @@ import pytest
 
 from orders.models import OrderStatus
 from payments.models import NATIVE_LOG_INDEX, ScanCursor
-from payments.scanner import chain_scan
+from payments.watcher.scanner import chain_scan
 from tests.payments.helpers import order_with_invoice, reload
 from tests.payments.proxy import FlakyRpcProxy
 

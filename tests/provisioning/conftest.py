@@ -2,9 +2,9 @@ import shutil
 
 import pytest
 
-from orders.hooks import public_key_sources
-from orders.models import Host
+from hosts.models import Host
 from tests.factories import GpuModelFactory, HostFactory
+from tests.hooks import answer_added
 from tests.provisioning.sshd import (
     TEST_ACCOUNT_PREFIX,
     keypair,
@@ -39,14 +39,13 @@ def store_key(local_ssh_host, settings):
 
 
 @pytest.fixture
-def customer_key(local_ssh_host, tmp_path):
+def customer_key(local_ssh_host, tmp_path, settings):
     """The customer's key pair; its public half is what the order carries (a stand-in for
-    the account's SSH keys until they land: registered through orders.hooks)."""
+    the account's SSH keys: answered to orders.hooks' `order_public_keys`)."""
     private = keypair(tmp_path, "customer")
     public = private.with_suffix(".pub").read_text().strip()
-    public_key_sources.register("tests", lambda *, order: [public])
-    yield private
-    public_key_sources.unregister("tests")
+    answer_added(settings, "order_public_keys", "tests", lambda *, order: [public])
+    return private
 
 
 @pytest.fixture

@@ -7,13 +7,14 @@ from datetime import timedelta
 import pytest
 from django.core import mail
 
-from orders.models import Host, Order, OrderEvent, OrderStatus
-from orders.provisioning.services import (
+from hosts.models import Host
+from hosts.provisioning.services import (
     host_account,
     order_environment_confirm,
     order_provisioning_retry,
     rentals_purge,
 )
+from orders.models import Order, OrderEvent, OrderStatus
 from orders.services import order_create, orders_complete
 from payments.services import invoice_issue
 from tests.anvil import free_port

@@ -1,4 +1,4 @@
-"""Follow each active chain's new heads over WebSocket and scan on each (payments.heads)."""
+"""Follow each active chain's new heads over WebSocket and scan on each (payments.watcher.heads)."""
 
 import asyncio
 import contextlib
@@ -6,8 +6,8 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from payments.heads import HeadFollower, heads_follow
 from payments.models import Chain
+from payments.watcher.heads import HeadFollower, heads_follow
 
 NO_CHAIN_WAIT_SECONDS = 5
 

@@ -25,7 +25,7 @@ from django.conf import settings
 from eth_abi.exceptions import DecodingError
 from pydantic import ValidationError
 
-from payments.rpc_answers import (
+from payments.watcher.rpc_answers import (
     CALL_TRACER,
     TRANSFER_TOPIC,
     Block,

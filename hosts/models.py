@@ -1,7 +1,7 @@
 """The machines the GPUs live in, and the slots (GPU indices) orders hold on them.
 
 A host of `gpu_count` GPUs has slots 0..gpu_count-1. An order holds concrete slots from the
-moment it is created until it leaves the holding statuses (orders.slots); released holds stay
+moment it is created until it leaves the holding statuses (hosts.slots); released holds stay
 as history (`released_at`), and a partial unique constraint makes holding one slot twice
 impossible, whatever the code above it does."""
 
@@ -46,6 +46,7 @@ class Host(models.Model):
     is_active = models.BooleanField(_("active"), default=True)
 
     class Meta:
+        db_table = "orders_host"
         ordering = ["gpu", "name"]
         verbose_name = _("host")
         verbose_name_plural = _("hosts")
@@ -69,6 +70,7 @@ class SlotHold(models.Model):
     released_at = models.DateTimeField(_("released"), null=True, blank=True)
 
     class Meta:
+        db_table = "orders_slothold"
         ordering = ["host", "index"]
         verbose_name = _("slot hold")
         verbose_name_plural = _("slot holds")

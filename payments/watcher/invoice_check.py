@@ -6,13 +6,13 @@ from django.utils.translation import gettext_noop
 
 from orders.models import OrderEvent
 from orders.transitions import order_event_record
-from payments.internal_transfers import transaction_internal_transfers
 from payments.models import NATIVE_LOG_INDEX, Asset, Chain, Invoice, Transfer
-from payments.range_reading import observed_transfer
-from payments.rpc import RpcClient, decode_transfer_log
-from payments.scanner import client_for
-from payments.settlement import ObservedTransfer, invoice_settle, transfers_record
-from payments.tasks import chain_scan_task, native_balances_check_task
+from payments.watcher.internal_transfers import transaction_internal_transfers
+from payments.watcher.range_reading import observed_transfer
+from payments.watcher.rpc import RpcClient, decode_transfer_log
+from payments.watcher.scanner import client_for
+from payments.watcher.settlement import ObservedTransfer, invoice_settle, transfers_record
+from rental.celery import task_named
 
 
 def invoice_check(*, invoice_id: int, tx_hash: str = "") -> dict:
@@ -40,10 +40,12 @@ def invoice_check(*, invoice_id: int, tx_hash: str = "") -> dict:
     )
     behind = balance > known
     if behind:
-        scan = chain_scan_task.si(chain.pk)
+        scan = task_named("payments.tasks.chain_scan_task").si(chain.pk)
         # After the scan, ether sent by a contract is what the balance still does not explain.
         if asset.is_native:
-            scan |= native_balances_check_task.si(chain.pk, [invoice.pk])
+            scan |= task_named("payments.tasks.native_balances_check_task").si(
+                chain.pk, [invoice.pk]
+            )
         scan.delay()
     elif not balance:
         # The customer asked: answer them, even when the answer is "not yet".

@@ -8,7 +8,7 @@ from django.utils.translation import gettext_lazy as _
 
 from catalog.models import GpuModel
 from catalog.pagecache import catalog_changed
-from orders.hosts import Host, SlotHold
+from hosts.models import Host, SlotHold
 
 
 class HostError(Exception):

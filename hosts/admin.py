@@ -2,8 +2,8 @@ from django import forms
 from django.contrib import admin
 from django.utils.translation import gettext_lazy as _
 
-from orders.capacity import HostError, host_check, host_save
-from orders.hosts import Host, SlotHold
+from hosts.capacity import HostError, host_check, host_save
+from hosts.models import Host, SlotHold
 
 
 class HostForm(forms.ModelForm):
@@ -71,7 +71,7 @@ class HostAdmin(admin.ModelAdmin):
     ]
 
     def save_model(self, request, obj, form, change):
-        # Keeps the GPU model's stock figure in step (orders.capacity).
+        # Keeps the GPU model's stock figure in step (hosts.capacity).
         host_save(host=obj)
 
     def has_delete_permission(self, request, obj=None):

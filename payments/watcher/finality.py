@@ -5,7 +5,7 @@ other chain counts confirmations. Either way the block must still be the canonic
 """
 
 from payments.models import Chain
-from payments.rpc import RpcClient
+from payments.watcher.rpc import RpcClient
 
 
 def final_height(*, chain: Chain, client: RpcClient, head: int | None = None) -> int:

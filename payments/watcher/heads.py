@@ -22,8 +22,8 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from websockets.asyncio.client import connect
 
 from payments.models import Chain
-from payments.rpc import RpcClient
-from payments.scanner import chain_scan, client_for
+from payments.watcher.rpc import RpcClient
+from payments.watcher.scanner import chain_scan, client_for
 
 logger = logging.getLogger(__name__)
 # Lease keys: this namespace in the high 32 bits, the chain's pk in the low ones.

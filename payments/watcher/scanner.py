@@ -21,12 +21,17 @@ from django.core.cache import cache
 from django.db import connection, transaction
 from django.utils import timezone
 
-from payments.finality import final_height
 from payments.locks import orders_and_invoices_locked
 from payments.models import Asset, Chain, ScanCursor, ScannedBlock, Transfer
-from payments.range_reading import ChainMoved, block_time, range_read, watched_addresses
-from payments.rpc import InvalidAnswer, RangeTooLarge, RpcClient, RpcError, RpcUnavailable
-from payments.settlement import invoice_settle, transfer_confirm, transfer_orphan, transfers_record
+from payments.watcher.finality import final_height
+from payments.watcher.range_reading import ChainMoved, block_time, range_read, watched_addresses
+from payments.watcher.rpc import InvalidAnswer, RangeTooLarge, RpcClient, RpcError, RpcUnavailable
+from payments.watcher.settlement import (
+    invoice_settle,
+    transfer_confirm,
+    transfer_orphan,
+    transfers_record,
+)
 
 logger = logging.getLogger(__name__)
 # Advisory lock keys: this namespace in the high 32 bits, the chain's pk in the low ones.

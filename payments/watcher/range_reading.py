@@ -16,10 +16,10 @@ ChainMoved and the range is read again.
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from payments.internal_transfers import balance_changes
 from payments.models import NATIVE_LOG_INDEX, Asset, Chain, Invoice, ScanCursor
-from payments.rpc import Block, Log, RpcClient, decode_transfer_log
-from payments.settlement import ObservedTransfer
+from payments.watcher.internal_transfers import balance_changes
+from payments.watcher.rpc import Block, Log, RpcClient, decode_transfer_log
+from payments.watcher.settlement import ObservedTransfer
 
 
 class ChainMoved(Exception):

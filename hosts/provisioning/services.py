@@ -15,13 +15,12 @@ from django.utils.translation import gettext_noop
 
 from accounts.models import SshKey, User
 from catalog.models import GpuModel
+from hosts.models import Host
+from hosts.provisioning.ssh import HostScriptError, HostUnreachable, host_script_run
+from hosts.slots import Slot, free_slots, slots_by_host, slots_hold, slots_release
 from orders.extensions import rental_end
 from orders.hooks import order_provisioning_hold, order_public_keys
-from orders.hosts import Host
 from orders.models import NO_SSH_KEY_PROBLEM, Order, OrderEvent, OrderStatus
-from orders.provisioning.ssh import HostScriptError, HostUnreachable, host_script_run
-from orders.slots import Slot, free_slots, slots_by_host, slots_hold, slots_release
-from orders.tasks import order_provision_task
 from orders.transitions import order_event_record, order_transition
 from rental.celery import enqueue_after_commit
 
@@ -207,7 +206,7 @@ def order_provisioning_retry(*, order: Order, actor_user: User) -> None:
             reason=gettext_noop("provisioning retried"),
             data=data,
         )
-        enqueue_after_commit(order_provision_task, order.pk)
+        enqueue_after_commit("hosts.tasks.order_provision_task", order.pk)
 
 
 def order_host_move(*, order: Order, host: Host, actor_user: User) -> None:
@@ -243,7 +242,7 @@ def order_host_move(*, order: Order, host: Host, actor_user: User) -> None:
             data={"from": before, "to": {host.name: indices}},
         )
         if host.provisioning == Host.Provisioning.SSH:
-            enqueue_after_commit(order_provision_task, order.pk)
+            enqueue_after_commit("hosts.tasks.order_provision_task", order.pk)
 
 
 def order_access_revoke(*, order: Order) -> bool:

@@ -32,8 +32,8 @@ from orders.models import OrderEvent
 from orders.transitions import order_event_record
 from payments.locks import order_and_invoices_locked
 from payments.models import NATIVE_LOG_INDEX, Asset, Chain, Invoice, ScanCursor, Transfer
-from payments.rpc import Block, CallFrame, RpcClient, RpcError, RpcUnavailable
-from payments.settlement import ObservedTransfer, invoice_settle, transfers_record
+from payments.watcher.rpc import Block, CallFrame, RpcClient, RpcError, RpcUnavailable
+from payments.watcher.settlement import ObservedTransfer, invoice_settle, transfers_record
 
 logger = logging.getLogger(__name__)
 # Calls that move ether to `to`; DELEGATECALL and CALLCODE leave it in the calling contract.

@@ -8,6 +8,7 @@ host has enough does an order span machines (the quote says so before the custom
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.contrib.postgres.aggregates import StringAgg
 from django.db import connection
@@ -28,8 +29,12 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from catalog.models import GpuModel
-from orders.hosts import Host, SlotHold
-from orders.models import Order
+from hosts.models import Host, SlotHold
+
+if TYPE_CHECKING:
+    # Only to name the type: slots sit under orders (an order holds them from its creation,
+    # in its own transaction), the holds point at orders by the foreign key alone.
+    from orders.models import Order
 
 
 def _active_holds_q(prefix: str = "") -> Q:
@@ -115,7 +120,7 @@ def slots_choose(*, free: dict[Host, list[int]], quantity: int) -> list[Slot] | 
     return chosen if len(chosen) == quantity else None
 
 
-def slots_hold(*, order: Order, slots: Iterable[Slot]) -> list[SlotHold]:
+def slots_hold(*, order: "Order", slots: Iterable[Slot]) -> list[SlotHold]:
     """Record the holds; the caller holds the GPU row lock (the constraint is the backstop)."""
     now = timezone.now()
     return SlotHold.objects.bulk_create(
@@ -123,7 +128,7 @@ def slots_hold(*, order: Order, slots: Iterable[Slot]) -> list[SlotHold]:
     )
 
 
-def slots_release(*, order: Order) -> int:
+def slots_release(*, order: "Order") -> int:
     """Free what `order` holds (inside the transaction that moves it out of holding)."""
     return SlotHold.objects.filter(_active_holds_q(), order=order).update(
         released_at=timezone.now()

@@ -10,7 +10,7 @@ from pathlib import Path
 import asyncssh
 from django.conf import settings
 
-from orders.hosts import Host
+from hosts.models import Host
 
 HOST_SCRIPT = Path(settings.BASE_DIR) / "deploy" / "host" / "locagpu-host"
 # The script's answer fits in a few lines; anything beyond is not worth keeping in an event.
