@@ -5,6 +5,7 @@ from django.db.models import QuerySet
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import SshKey
+from accounts.ssh_keys import SshKeyRefused, ssh_public_key_parse
 from catalog.formatting import money, per_hour
 from catalog.forms import NumberInput
 from catalog.legal import ORDER_CONSENT
@@ -73,6 +74,22 @@ class ConfigureForm(forms.Form):
         required=False,
         widget=KeyCheckboxes,
     )
+    # A first order comes with its key: a visitor, or an account without one, pastes it here
+    # (accounts.ssh_keys checks it as on the account page); it joins the account.
+    public_key = forms.CharField(
+        label=_("Your SSH public key"),
+        required=False,
+        strip=True,
+        widget=forms.Textarea(
+            attrs={
+                "rows": 3,
+                "spellcheck": "false",
+                "autocomplete": "off",
+                "autocapitalize": "off",
+                "placeholder": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI… you@laptop",
+            }
+        ),
+    )
     # The terms of sale and the express request to start at once: the same sentence as in
     # the terms (catalog.legal). Required to order, not to see a price.
     accept_terms = forms.BooleanField(
@@ -102,6 +119,8 @@ class ConfigureForm(forms.Form):
             del self.fields["ssh_keys"]
         else:
             self.fields["ssh_keys"].queryset = ssh_keys
+        if ssh_keys is not None and ssh_keys.exists():
+            del self.fields["public_key"]
         self.fields["quantity"].widget.attrs["max"] = max(available_units, 1)
         self.fields["term"].choices = [
             (
@@ -116,6 +135,33 @@ class ConfigureForm(forms.Form):
             for days, label in TERM_CHOICES
             if days in daily_rates
         ]
+
+    def clean_public_key(self) -> str:
+        text = self.cleaned_data["public_key"]
+        if not text:
+            return ""
+        try:
+            return ssh_public_key_parse(text).line
+        except SshKeyRefused as refusal:
+            raise forms.ValidationError(refusal.message, code=refusal.code) from refusal
+
+
+class OrderKeysForm(forms.Form):
+    """The order page's keys: the account's keys ticked for the order, and one to add."""
+
+    ssh_keys = forms.ModelMultipleChoiceField(
+        label=_("SSH keys"),
+        queryset=SshKey.objects.none(),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+    )
+    public_key = ConfigureForm.base_fields["public_key"]
+    clean_public_key = ConfigureForm.clean_public_key
+
+    def __init__(self, *args, ssh_keys: QuerySet[SshKey], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["ssh_keys"].queryset = ssh_keys
+        self.fields["public_key"].label = _("Add a key")
 
 
 class ReasonForm(forms.Form):

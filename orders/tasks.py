@@ -81,6 +81,13 @@ def order_provision_task(order_id: int, attempt: int = 1) -> bool:
 
 
 @shared_task(acks_late=True)
+def order_keys_sync_task(order_id: int, attempt: int = 1) -> bool:
+    from orders.provisioning.keys import order_keys_sync
+
+    return _attempt(order_keys_sync_task, order_keys_sync, order_id, attempt)
+
+
+@shared_task(acks_late=True)
 def order_access_revoke_task(order_id: int, attempt: int = 1) -> bool:
     from orders.provisioning.services import order_access_revoke
 

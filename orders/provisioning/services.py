@@ -5,7 +5,7 @@ each SSH call, each move through the state machine (its conditional UPDATE settl
 staff or the beat). Every step is an order event: the customer's timeline, the admin's and
 the webhooks all see it."""
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -20,6 +20,7 @@ from orders.hooks import order_provisioning_hold, order_public_keys
 from orders.hosts import Host
 from orders.models import NO_SSH_KEY_PROBLEM, Order, OrderEvent, OrderStatus
 from orders.provisioning.ssh import HostScriptError, HostUnreachable, host_script_run
+from orders.queue import access_late
 from orders.slots import Slot, free_slots, slots_by_host, slots_hold, slots_release
 from orders.tasks import order_provision_task
 from orders.transitions import order_event_record, order_transition
@@ -61,11 +62,19 @@ def order_is_automatic(*, order: Order) -> bool:
     return bool(hosts) and all(host.provisioning == Host.Provisioning.SSH for host, _ in hosts)
 
 
+def order_access_late(*, order: Order) -> bool:
+    """Paid, no access and no problem reported, past ACCESS_LATE_MINUTES (orders.queue says
+    the same to staff)."""
+    if order.status not in (S.PAID, S.PROVISIONING) or order.access_host or order.is_extension:
+        return False
+    return Order.objects.filter(access_late(now=timezone.now()), pk=order.pk).exists()
+
+
 def _indices(indices: list[int]) -> str:
     return ",".join(map(str, indices))
 
 
-def _run(host: Host, args: list[str], stdin: str = "") -> dict:
+def host_call(host: Host, args: list[str], stdin: str = "") -> dict:
     try:
         return host_script_run(host=host, args=args, stdin=stdin)
     except HostUnreachable as error:
@@ -102,13 +111,11 @@ def order_provision(*, order: Order) -> bool:
         order_provisioning_flag(order=order, reason=gettext_noop(NO_SSH_KEY_PROBLEM))
         return False
     user = host_account(order=order)
+    start = timezone.now()
+    with transaction.atomic():
+        end = rental_end(order=order, start=start)
     hosts = order_hosts(order=order)
-    for host, indices in hosts:
-        answer = _run(
-            host,
-            ["grant", user, _indices(indices), order.environment.slug, order.number],
-            stdin="\n".join(keys) + "\n",
-        )
+    for host, answer in hosts_grant(order=order, keys=keys, expires=end):
         order_event_record(
             order=order,
             kind=Kind.PROVISIONING,
@@ -135,11 +142,31 @@ def order_provision(*, order: Order) -> bool:
         for name, value in access.items():
             setattr(order, name, value)
         return True
-    return _activate(order=order, fields=access, actor=Actor.SYSTEM, actor_user=None)
+    return _activate(order=order, fields=access, actor=Actor.SYSTEM, actor_user=None, start=start)
 
 
-def _activate(*, order: Order, fields: dict, actor: str, actor_user: User | None) -> bool:
-    now = timezone.now()
+def hosts_grant(*, order: Order, keys: list[str], expires: datetime) -> list[tuple[Host, dict]]:
+    """Run `grant` on each host of the order with `keys`, valid until `expires` (the keys' own
+    expiry on the host, should the revocation never reach it); the hosts' answers."""
+    user = host_account(order=order)
+    expiry = expires.astimezone(UTC).strftime("%Y%m%d%H%M%SZ")
+    answers = []
+    for host, indices in order_hosts(order=order):
+        args = ["grant", user, _indices(indices), order.environment.slug, order.number, expiry]
+        answers.append((host, host_call(host, args, stdin="\n".join(keys) + "\n")))
+    return answers
+
+
+def _activate(
+    *,
+    order: Order,
+    fields: dict,
+    actor: str,
+    actor_user: User | None,
+    start: datetime | None = None,
+) -> bool:
+    # The term starts when access was granted (its keys expire with it), or now.
+    now = start or timezone.now()
     with transaction.atomic():
         return order_transition(
             order=order,
@@ -254,7 +281,7 @@ def order_access_revoke(*, order: Order) -> bool:
         return False
     user = host_account(order=order)
     for host, _indices in order_hosts(order=order):
-        _run(host, ["revoke", user])
+        host_call(host, ["revoke", user])
     with transaction.atomic():
         now = timezone.now()
         if not Order.objects.filter(pk=order.pk, access_revoked_at__isnull=True).update(
@@ -284,7 +311,7 @@ def rentals_purge(*, now=None) -> int:
         user = host_account(order=order)
         try:
             for host, _indices in order_hosts(order=order):
-                _run(host, ["purge", user])
+                host_call(host, ["purge", user])
         except ProvisioningError:
             continue  # the next hourly run tries again
         with transaction.atomic():
