@@ -1,11 +1,13 @@
 import secrets
 from collections.abc import Callable
+from urllib.parse import quote as url_quote
 from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
+from django.db.models import prefetch_related_objects
 from django.http import Http404, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -23,7 +25,7 @@ from orders.forms import ConfigureForm, ExtendForm, OrderKeysForm
 from orders.hooks import PageSection, order_page_sections
 from orders.journal import journal_data, journal_for_page, order_journal
 from orders.models import Order, OrderEvent, OrderStatus
-from orders.provisioning.keys import KEYS_EDITABLE, order_ssh_keys_set
+from orders.provisioning.keys import order_ssh_keys_set
 from orders.provisioning.services import order_access_late, order_is_automatic
 from orders.services import (
     OrderError,
@@ -125,6 +127,7 @@ def _configurator_page(request, gpu, form, quote, *, similar_order=None):
         "similar_order": similar_order,
         "terms_version": TERMS_OF_SALE.version,
         "language_links": language_links(_configuration_url(gpu, form.data)),
+        "back_here": url_quote(request.get_full_path()),
     }
     return render(request, "orders/configure.html", context)
 
@@ -167,7 +170,10 @@ def _place(
             **configuration,
         )
     except OrderError as error:
-        form.add_error(FORM_FIELD.get(error.field), error.message)
+        field = FORM_FIELD.get(error.field)
+        if field == "ssh_keys" and "public_key" in form.fields:
+            field = "public_key"  # the account has no key to tick: the one to paste is asked
+        form.add_error(field, error.message)
         if error.code == "form_used":
             form.cleaned_data.pop("form_token")  # the page sent again gets a token of its own
         return _configurator_page(request, gpu, form, None)
@@ -315,17 +321,22 @@ def order_list(request):
     )
 
 
+# The order page offers to change the keys once paid (the API, as soon as it is placed).
+KEYS_SHOWN = (OrderStatus.PAID, OrderStatus.PROVISIONING, OrderStatus.ACTIVE)
+ACCESS_PENDING = (OrderStatus.PAID, OrderStatus.PROVISIONING)
+
+
 def _order_live_context(order: Order, given: dict[str, PageSection] | None = None) -> dict:
     """The parts of the order page below and beside its status (orders/_live.html and
     _aside.html): the page shows them, and the status poll again after each event."""
-    editable = order.status in KEYS_EDITABLE and not order.is_extension
+    prefetch_related_objects([order], "ssh_keys")  # the form, the facts and the fingerprints
     return {
         **extension_page_context(order=order),
         "keys_form": OrderKeysForm(
             initial={"ssh_keys": list(order.ssh_keys.all())},
             ssh_keys=ssh_keys_for_user(user=order.user),
         )
-        if editable
+        if order.status in KEYS_SHOWN and not order.is_extension
         else None,
         "sections": order_page_sections(order=order, given=given),
         "journal": journal_for_page(order=order),
@@ -336,7 +347,7 @@ def _order_status_context(order: Order) -> dict:
     return {
         **selectors.order_page_context(order=order),
         # Machines set up without staff: the page says how long it usually takes.
-        "access_automatic": order_is_automatic(order=order),
+        "access_automatic": order.status in ACCESS_PENDING and order_is_automatic(order=order),
         "access_late": order_access_late(order=order),
     }
 

@@ -167,3 +167,26 @@ def receiver(settings):
     yield receiver
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture(scope="session")
+def make_run_host():
+    """The GPU host of `make run`: sshd as the running user, shared-account mode."""
+    from tests.provisioning.sshd import make_run_host_start, sshd_stop
+
+    host = make_run_host_start()
+    try:
+        yield host
+    finally:
+        sshd_stop(host)
+
+
+@pytest.fixture
+def make_run_settings(make_run_host, settings):
+    """The settings `make run` has (rental.settings.local), pointed at this host."""
+    settings.LOCAL_GPU_HOST_PORT = make_run_host.port
+    settings.PROVISIONING_KEY_FILE = str(make_run_host.store_key)
+    settings.PROVISIONING_KNOWN_HOSTS = str(make_run_host.known_hosts)
+    settings.HOST_ACCOUNT_PREFIX = "lgtest-"
+    settings.PROVISIONING_RETRY_SECONDS = 0
+    return settings

@@ -431,7 +431,14 @@ class OrderDetailApi(ApiView):
         ),
         request=KeysInputSerializer,
         responses={200: OrderOutputSerializer},
-        examples=[OpenApiExample("Keys", value={"ssh_keys": [12, 15]}, request_only=True)],
+        examples=[
+            OpenApiExample("Keys", value={"ssh_keys": [12, 15]}, request_only=True),
+            OpenApiExample(
+                "Active order",
+                value={**ORDER_EXAMPLE, "status": "active", "ssh_keys": [12, 15]},
+                response_only=True,
+            ),
+        ],
         tags=["orders"],
     )
     def patch(self, request, number: str):

@@ -110,12 +110,14 @@ def order_provision(*, order: Order) -> bool:
         # cannot help. Staff see it at once and the customer is asked for a key.
         order_provisioning_flag(order=order, reason=gettext_noop(NO_SSH_KEY_PROBLEM))
         return False
-    user = host_account(order=order)
     start = timezone.now()
     with transaction.atomic():
         end = rental_end(order=order, start=start)
     hosts = order_hosts(order=order)
+    logins = {}
     for host, answer in hosts_grant(order=order, keys=keys, expires=end):
+        # The account to log in as: the rental's own, or a development host's shared one.
+        logins[host.name] = answer.get("login") or host_account(order=order)
         order_event_record(
             order=order,
             kind=Kind.PROVISIONING,
@@ -126,13 +128,14 @@ def order_provision(*, order: Order) -> bool:
     first = hosts[0][0]
     # An order spanning machines logs in to the first; the notes give the command for each.
     every_host = [
-        f"{host.name}: ssh -p {host.ssh_port} {user}@{host.ssh_host} (GPU {_indices(indices)})"
+        f"{host.name}: ssh -p {host.ssh_port} {logins[host.name]}@{host.ssh_host} "
+        f"(GPU {_indices(indices)})"
         for host, indices in hosts
     ]
     access = {
         "access_host": first.ssh_host,
         "access_port": first.ssh_port,
-        "access_user": user,
+        "access_user": logins[first.name],
         "access_notes": "\n".join(every_host) if len(hosts) > 1 else "",
         "provisioning_problem": "",
     }

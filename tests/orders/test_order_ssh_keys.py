@@ -177,8 +177,8 @@ def test_an_order_on_a_manual_host_may_name_no_key(customer, gpu, pytorch):
 @pytest.mark.parametrize(
     ("language", "message", "link"),
     [
-        ("fr", "Ajoutez une clé SSH à votre compte", "Ajouter une clé SSH"),
-        ("en", "Add an SSH key to your account", "Add an SSH key"),
+        ("fr", "Ajoutez une clé SSH à votre compte", "Comment en créer une"),
+        ("en", "Add an SSH key to your account", "How to make one"),
     ],
 )
 def test_the_configurator_asks_for_a_key_with_a_link_on_an_automatic_host(

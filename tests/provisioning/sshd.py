@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from orders.provisioning.local import local_host_prepare
 from tests.anvil import free_port
 
 SSHD = "/usr/sbin/sshd"
@@ -107,6 +108,20 @@ Match User root
     public = host_key.with_suffix(".pub").read_text().split()
     known_hosts.write_text(f"[127.0.0.1]:{port} {public[0]} {public[1]}\n")
     return LocalSshHost(port, directory, store_key, known_hosts, process)
+
+
+def make_run_host_start() -> LocalSshHost:
+    """The GPU host `make run` serves (orders.provisioning.local): the same keys, config and
+    shared-account mode, in a directory of its own; customers log in as the running user."""
+    directory = Path(tempfile.mkdtemp(prefix="locagpu-make-run-", dir="/run"))
+    port = free_port()
+    config = local_host_prepare(directory=directory / "ssh", port=port)
+    process = subprocess.Popen(
+        [SSHD, "-D", "-e", "-f", str(config)], stderr=subprocess.PIPE, text=True
+    )
+    _wait_listening(port, process)
+    ssh = directory / "ssh"
+    return LocalSshHost(port, directory, ssh / "store_key", ssh / "known_hosts", process)
 
 
 def rental_accounts_remove() -> None:

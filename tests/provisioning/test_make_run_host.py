@@ -1,0 +1,105 @@
+"""The GPU host of `make run` (orders.provisioning.local): the seeded catalog's hosts are its
+own sshd, provisioned without staff in shared-account mode; keys attached to a running order
+log in within seconds, removed ones are refused, and the end of the term revokes access."""
+
+import getpass
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.core import mail
+
+from accounts.services import api_key_create, ssh_key_add
+from catalog.models import Environment, GpuModel
+from catalog.services import catalog_seed
+from orders.models import Host, Order, OrderStatus
+from orders.services import orders_complete
+from tests.api.conftest import key_client
+from tests.factories import order_placed
+from tests.payments.helpers import reload
+from tests.provisioning.sshd import LocalSshHost, keypair
+from tests.provisioning.test_ssh_provisioning import _pay
+
+pytestmark = [pytest.mark.chain, pytest.mark.django_db]
+
+S = OrderStatus
+
+
+def _public(key: Path) -> str:
+    return key.with_suffix(".pub").read_text().strip()
+
+
+def _logs_in_within(host: LocalSshHost, user: str, key: Path, seconds: float) -> str:
+    """What `echo $CUDA_VISIBLE_DEVICES` prints once the key logs in (a generous wait)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        login = host.login(user=user, key=key, command="echo $CUDA_VISIBLE_DEVICES")
+        if login.returncode == 0 or time.monotonic() > deadline:
+            assert login.returncode == 0, login.stderr
+            return login.stdout.strip()
+        time.sleep(0.2)
+
+
+def test_the_seeded_catalog_under_make_run_is_served_by_its_own_sshd(make_run_settings):
+    catalog_seed()
+    hosts = Host.objects.all()
+    assert hosts.count() == GpuModel.objects.count()
+    assert {
+        (host.provisioning, host.ssh_host, host.ssh_port, host.provisioning_user) for host in hosts
+    } == {
+        (
+            Host.Provisioning.SSH,
+            "127.0.0.1",
+            make_run_settings.LOCAL_GPU_HOST_PORT,
+            getpass.getuser(),
+        )
+    }
+
+
+def test_a_second_key_attached_to_the_active_order_logs_in_and_is_refused_once_removed(
+    devnet, make_run_settings, make_run_host, customer, worker_runs, tmp_path
+):
+    catalog_seed()
+    first, second = keypair(tmp_path, "first"), keypair(tmp_path, "second")
+    laptop = ssh_key_add(user=customer, name="laptop", public_key=_public(first))
+    order = order_placed(
+        customer,
+        GpuModel.objects.get(slug="h100-sxm"),
+        Environment.objects.get(slug="pytorch"),
+        quantity=2,
+    )
+    with worker_runs():
+        _pay(devnet, order)
+    _invoice, order = reload(order.invoices.get())
+    assert order.status == S.ACTIVE
+    assert (order.access_host, order.access_port) == ("127.0.0.1", make_run_host.port)
+    user = getpass.getuser()  # the account running sshd, as on a developer's machine
+    slots = ",".join(str(hold.index) for hold in order.slot_holds.order_by("index"))
+    assert _logs_in_within(make_run_host, user, first, seconds=10) == slots
+    # The access e-mail lists the fingerprint installed.
+    active_mail = next(m for m in mail.outbox if "ssh -p" in m.body)
+    assert f"ssh -p {make_run_host.port} {order.access_user}@127.0.0.1" in active_mail.body
+    assert laptop.fingerprint in active_mail.body
+
+    desktop = ssh_key_add(user=customer, name="desktop", public_key=_public(second))
+    api = key_client(api_key_create(user=customer, name="Partner backend")[1])
+    url = f"/api/v1/orders/{order.number}/"
+    with worker_runs():
+        attached = api.patch(url, {"ssh_keys": [laptop.pk, desktop.pk]}, format="json")
+    assert attached.status_code == 200, attached.content
+    assert sorted(attached.json()["ssh_keys"]) == sorted([laptop.pk, desktop.pk])
+    assert _logs_in_within(make_run_host, user, second, seconds=10) == slots
+
+    with worker_runs():
+        removed = api.patch(url, {"ssh_keys": [laptop.pk]}, format="json")
+    assert removed.status_code == 200, removed.content
+    refused = make_run_host.login(user=user, key=second, command="true")
+    assert refused.returncode == 255
+    assert _logs_in_within(make_run_host, user, first, seconds=10) == slots
+
+    # The end of the term revokes access.
+    with worker_runs():
+        assert orders_complete(now=order.ends_at + timedelta(seconds=1)) == 1
+    assert Order.objects.get(pk=order.pk).access_revoked_at is not None
+    assert make_run_host.login(user=user, key=first, command="true").returncode == 255
