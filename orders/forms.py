@@ -4,6 +4,7 @@ from django import forms
 from django.db.models import QuerySet
 from django.utils.translation import gettext_lazy as _
 
+from accounts.forms import SshKeyForm
 from accounts.models import SshKey
 from accounts.ssh_keys import SshKeyRefused, ssh_public_key_parse
 from catalog.formatting import money, per_hour
@@ -80,15 +81,7 @@ class ConfigureForm(forms.Form):
         label=_("Your SSH public key"),
         required=False,
         strip=True,
-        widget=forms.Textarea(
-            attrs={
-                "rows": 3,
-                "spellcheck": "false",
-                "autocomplete": "off",
-                "autocapitalize": "off",
-                "placeholder": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI… you@laptop",
-            }
-        ),
+        widget=SshKeyForm.base_fields["public_key"].widget,
     )
     # The terms of sale and the express request to start at once: the same sentence as in
     # the terms (catalog.legal). Required to order, not to see a price.

@@ -16,6 +16,16 @@ from orders.hosts import Host
 # Hosts the seed creates point at this made-up domain until a real machine replaces them.
 SEEDED_DOMAIN = ".gpu.locagpu.test"
 SSHD = "/usr/sbin/sshd"
+# What a GPU host's sshd needs (deploy/host/README.md): keys only, and the rental's GPUs
+# passed to every session.
+SSHD_KEYS_ONLY = """UsePAM no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PubkeyAuthentication yes
+PermitRootLogin prohibit-password
+PermitUserEnvironment CUDA_VISIBLE_DEVICES
+LogLevel ERROR
+"""
 
 
 def local_host_directory() -> Path:
@@ -58,14 +68,7 @@ HostKey {directory / "host_key"}
 PidFile {directory / "sshd.pid"}
 AuthorizedKeysFile {directory / "authorized_keys"}
 AllowUsers {getpass.getuser()}
-UsePAM no
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-PubkeyAuthentication yes
-PermitRootLogin prohibit-password
-PermitUserEnvironment CUDA_VISIBLE_DEVICES
-SetEnv {shared}
-LogLevel ERROR
+{SSHD_KEYS_ONLY}SetEnv {shared}
 """
 
 

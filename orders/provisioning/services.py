@@ -57,6 +57,16 @@ def order_hosts(*, order: Order) -> list[tuple[Host, list[int]]]:
     return [(hosts[name], indices) for name, indices in slots_by_host(holds).items()]
 
 
+def activation_initial(*, order: Order) -> dict:
+    """Access details for staff activating by hand: the address and port of the order's first
+    host, and the account name automatic provisioning would give the rental."""
+    hosts = order_hosts(order=order)
+    if not hosts:
+        return {}
+    host = hosts[0][0]
+    return {"host": host.ssh_host, "port": host.ssh_port, "user": host_account(order=order)}
+
+
 def order_is_automatic(*, order: Order) -> bool:
     hosts = order_hosts(order=order)
     return bool(hosts) and all(host.provisioning == Host.Provisioning.SSH for host, _ in hosts)

@@ -16,16 +16,6 @@ PRIVATE_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbg==\n-----END OPENSSH P
 
 
 @pytest.fixture
-def laptop(customer):
-    return ssh_key_add(user=customer, name="Laptop", public_key=quick_public_key())
-
-
-@pytest.fixture
-def desktop(customer):
-    return ssh_key_add(user=customer, name="Desktop", public_key=quick_public_key())
-
-
-@pytest.fixture
 def paid_order(customer, gpu, pytorch, laptop):
     """Paid, on a machine set up automatically (its keys are installed by the store)."""
     Host.objects.filter(gpu=gpu).update(provisioning=Host.Provisioning.SSH)

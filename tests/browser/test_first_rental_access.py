@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 from orders.models import Order, OrderEvent, OrderStatus
 from tests.accounts.helpers import code_in, last_mail_to
-from tests.browser.conftest import count_page_loads, order_now, screenshot
+from tests.browser.conftest import count_page_loads, order_now, screenshot, sign_up
 from tests.provisioning.sshd import keypair
 
 pytestmark = [pytest.mark.browser, pytest.mark.chain, pytest.mark.django_db(transaction=True)]
@@ -47,12 +47,7 @@ def test_first_customer_logs_in_to_their_gpus_without_staff_nor_reload(
     order_now(page)
 
     page.wait_for_url("**/fr/accounts/signup/**")
-    page.fill("input[name=first_name]", "Ada")
-    page.fill("input[name=last_name]", "Lovelace")
-    page.fill("input[name=email]", "ada@example.fr")
-    page.fill("input[name=password1]", PASSWORD)
-    page.fill("input[name=password2]", PASSWORD)
-    page.click("form.form button[type=submit]")
+    sign_up(page, first_name="Ada", last_name="Lovelace", email="ada@example.fr", password=PASSWORD)
     page.get_by_test_id("verification-code").fill(code_in(last_mail_to("ada@example.fr")))
     page.get_by_test_id("verification-submit").click()
 

@@ -20,16 +20,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def laptop(customer):
-    return ssh_key_add(user=customer, name="Laptop", public_key=quick_public_key())
-
-
-@pytest.fixture
-def desktop(customer):
-    return ssh_key_add(user=customer, name="Desktop", public_key=quick_public_key())
-
-
-@pytest.fixture
 def ssh_hosted(gpu):
     """The GPU's machine is set up automatically, with the order's keys."""
     Host.objects.filter(gpu=gpu).update(provisioning=Host.Provisioning.SSH)

@@ -9,10 +9,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from orders.provisioning.local import local_host_prepare
+from orders.provisioning.local import SSHD, SSHD_KEYS_ONLY, local_host_prepare
 from tests.anvil import free_port
 
-SSHD = "/usr/sbin/sshd"
 TEST_ACCOUNT_PREFIX = "lgtest-"
 STATE_DIR = Path("/var/lib/locagpu/rentals")
 
@@ -89,14 +88,7 @@ def sshd_start() -> LocalSshHost:
 ListenAddress 127.0.0.1
 HostKey {host_key}
 PidFile {directory / "sshd.pid"}
-UsePAM no
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-PubkeyAuthentication yes
-PermitRootLogin prohibit-password
-PermitUserEnvironment CUDA_VISIBLE_DEVICES
-LogLevel ERROR
-Match User root
+{SSHD_KEYS_ONLY}Match User root
     AuthorizedKeysFile {root_keys}
 """
     )
