@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 from django.conf import settings
+from django.db.models import Q
 
 from orders.hosts import Host
 
@@ -95,7 +96,8 @@ def local_host_prepare(*, directory: Path, port: int) -> Path:
 
 
 def seeded_hosts_localise(*, port: int) -> int:
-    """Point the hosts still at their seeded address at the local sshd; returns how many."""
-    return Host.objects.filter(ssh_host__endswith=SEEDED_DOMAIN).update(
-        **local_host_fields(port=port)
-    )
+    """Point the hosts still at their seeded address (or at this machine, on another port
+    before) at the local sshd; returns how many."""
+    seeded = Q(ssh_host__endswith=SEEDED_DOMAIN)
+    local = Q(ssh_host="127.0.0.1", provisioning=Host.Provisioning.SSH)
+    return Host.objects.filter(seeded | local).update(**local_host_fields(port=port))

@@ -3,12 +3,14 @@ own sshd, provisioned without staff in shared-account mode; keys attached to a r
 log in within seconds, removed ones are refused, and the end of the term revokes access."""
 
 import getpass
+import io
 import time
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.core import mail
+from django.core.management import call_command
 
 from accounts.services import api_key_create, ssh_key_add
 from catalog.models import Environment, GpuModel
@@ -16,7 +18,7 @@ from catalog.services import catalog_seed
 from orders.models import Host, Order, OrderStatus
 from orders.services import orders_complete
 from tests.api.conftest import key_client
-from tests.factories import order_placed
+from tests.factories import HostFactory, order_placed
 from tests.payments.helpers import reload
 from tests.provisioning.sshd import LocalSshHost, keypair
 from tests.provisioning.test_ssh_provisioning import _pay
@@ -55,6 +57,25 @@ def test_the_seeded_catalog_under_make_run_is_served_by_its_own_sshd(make_run_se
             getpass.getuser(),
         )
     }
+
+
+def test_make_run_prepares_its_host_and_points_hosts_seeded_before_at_it(
+    make_run_settings, tmp_path
+):
+    make_run_settings.VAR_DIR = tmp_path
+    before = HostFactory(ssh_host="h100-sxm-1.gpu.locagpu.test")
+    real = HostFactory(ssh_host="gpu-17.example.net")
+    call_command("local_gpu_host", stdout=io.StringIO())
+    before.refresh_from_db()
+    real.refresh_from_db()
+    assert (before.provisioning, before.ssh_host, before.ssh_port) == (
+        Host.Provisioning.SSH,
+        "127.0.0.1",
+        make_run_settings.LOCAL_GPU_HOST_PORT,
+    )
+    assert (real.provisioning, real.ssh_host) == (Host.Provisioning.MANUAL, "gpu-17.example.net")
+    config = (tmp_path / "ssh" / "sshd_config").read_text()
+    assert "SetEnv LOCAGPU_ACCOUNTS=shared" in config and "ListenAddress 127.0.0.1" in config
 
 
 def test_a_second_key_attached_to_the_active_order_logs_in_and_is_refused_once_removed(
