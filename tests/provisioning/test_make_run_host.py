@@ -15,6 +15,7 @@ from django.core.management import call_command
 from accounts.services import api_key_create, ssh_key_add
 from catalog.models import Environment, GpuModel
 from catalog.services import catalog_seed
+from orders.extensions import extension_create
 from orders.models import Host, Order, OrderStatus
 from orders.services import orders_complete
 from tests.api.conftest import key_client
@@ -124,3 +125,32 @@ def test_a_second_key_attached_to_the_active_order_logs_in_and_is_refused_once_r
         assert orders_complete(now=order.ends_at + timedelta(seconds=1)) == 1
     assert Order.objects.get(pk=order.pk).access_revoked_at is not None
     assert make_run_host.login(user=user, key=first, command="true").returncode == 255
+
+
+def _expiry(host: LocalSshHost) -> set[str]:
+    """The expiry-time of every rental key line on the host."""
+    lines = (host.directory / "ssh" / "authorized_keys").read_text().splitlines()
+    return {line.split('"')[1] for line in lines if line.startswith("expiry-time=")}
+
+
+def test_the_keys_expire_with_the_rental_and_follow_its_extension(
+    devnet, make_run_settings, make_run_host, customer, worker_runs, tmp_path
+):
+    catalog_seed()
+    key = keypair(tmp_path, "laptop")
+    ssh_key_add(user=customer, name="laptop", public_key=_public(key))
+    order = order_placed(
+        customer, GpuModel.objects.get(slug="a100-80gb"), Environment.objects.get(slug="pytorch")
+    )
+    with worker_runs():
+        _pay(devnet, order)
+    order.refresh_from_db()
+    assert _expiry(make_run_host) >= {order.ends_at.strftime("%Y%m%d%H%M%SZ")}
+
+    extension = extension_create(rental=order, user=customer, term_days=3)
+    with worker_runs():
+        _pay(devnet, extension)
+    order.refresh_from_db()
+    assert order.ends_at.strftime("%Y%m%d%H%M%SZ") in _expiry(make_run_host)
+    assert order.events.filter(reason="SSH keys installed on the host").exists()
+    assert _logs_in_within(make_run_host, getpass.getuser(), key, seconds=10)
