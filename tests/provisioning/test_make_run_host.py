@@ -17,6 +17,9 @@ from catalog.models import Environment, GpuModel
 from catalog.services import catalog_seed
 from orders.extensions import extension_create
 from orders.models import Host, Order, OrderStatus
+from orders.provisioning import keys
+from orders.provisioning.keys import order_keys_sync
+from orders.provisioning.services import hosts_grant
 from orders.services import orders_complete
 from tests.api.conftest import key_client
 from tests.factories import HostFactory, order_placed
@@ -154,3 +157,32 @@ def test_the_keys_expire_with_the_rental_and_follow_its_extension(
     assert order.ends_at.strftime("%Y%m%d%H%M%SZ") in _expiry(make_run_host)
     assert order.events.filter(reason="SSH keys installed on the host").exists()
     assert _logs_in_within(make_run_host, getpass.getuser(), key, seconds=10)
+
+
+def test_keys_changed_while_the_host_answers_are_installed_before_the_sync_ends(
+    devnet, make_run_settings, make_run_host, customer, worker_runs, tmp_path, monkeypatch
+):
+    catalog_seed()
+    first, second = keypair(tmp_path, "first"), keypair(tmp_path, "second")
+    ssh_key_add(user=customer, name="first", public_key=_public(first))
+    order = order_placed(
+        customer, GpuModel.objects.get(slug="rtx-4090"), Environment.objects.get(slug="pytorch")
+    )
+    with worker_runs():
+        _pay(devnet, order)
+    order.refresh_from_db()
+    late = ssh_key_add(user=customer, name="second", public_key=_public(second))
+    granted = []
+
+    def grant_then_a_change_lands(**arguments):
+        # Another request attaches a key while this grant is on the wire.
+        answers = hosts_grant(**arguments)
+        if not granted:
+            order.ssh_keys.add(late)
+        granted.append(arguments["keys"])
+        return answers
+
+    monkeypatch.setattr(keys, "hosts_grant", grant_then_a_change_lands)
+    assert order_keys_sync(order=order)
+    assert [len(installed) for installed in granted] == [1, 2]
+    assert _logs_in_within(make_run_host, getpass.getuser(), second, seconds=10)
