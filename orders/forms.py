@@ -130,13 +130,19 @@ class ConfigureForm(forms.Form):
         ]
 
     def clean_public_key(self) -> str:
+        # A key half pasted while the price follows the form must not hide the price.
         text = self.cleaned_data["public_key"]
-        if not text:
-            return ""
-        try:
-            return ssh_public_key_parse(text).line
-        except SshKeyRefused as refusal:
-            raise forms.ValidationError(refusal.message, code=refusal.code) from refusal
+        return public_key_checked(text) if self.fields["accept_terms"].required else text
+
+
+def public_key_checked(text: str) -> str:
+    """The pasted public key as the account stores it, or a form error in accounts' words."""
+    if not text:
+        return ""
+    try:
+        return ssh_public_key_parse(text).line
+    except SshKeyRefused as refusal:
+        raise forms.ValidationError(refusal.message, code=refusal.code) from refusal
 
 
 class OrderKeysForm(forms.Form):
@@ -149,12 +155,14 @@ class OrderKeysForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
     )
     public_key = ConfigureForm.base_fields["public_key"]
-    clean_public_key = ConfigureForm.clean_public_key
 
     def __init__(self, *args, ssh_keys: QuerySet[SshKey], **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["ssh_keys"].queryset = ssh_keys
         self.fields["public_key"].label = _("Add a key")
+
+    def clean_public_key(self) -> str:
+        return public_key_checked(self.cleaned_data["public_key"])
 
 
 class ReasonForm(forms.Form):

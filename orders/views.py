@@ -15,8 +15,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.selectors import ssh_keys_for_user, user_email_verified
-from accounts.services import ssh_key_add
-from accounts.ssh_keys import SshKeyRefused, ssh_public_key_parse
+from accounts.services import ssh_key_kept
+from accounts.ssh_keys import SshKeyRefused
 from catalog.legal import TERMS_OF_SALE
 from orders import selectors
 from orders.consent import TermsAcceptance
@@ -183,25 +183,12 @@ def _place(
     return redirect("orders:detail", number=order.number)
 
 
-def _public_key_added(request, public_key: str) -> int:
-    """The id of the pasted key, added to the account unless it is there already. Raises
-    SshKeyRefused when the account refuses it (too many keys)."""
-    try:
-        return ssh_key_add(user=request.user, name="", public_key=public_key).pk
-    except SshKeyRefused as refusal:
-        fingerprint = ssh_public_key_parse(public_key).fingerprint
-        same = ssh_keys_for_user(user=request.user).filter(fingerprint=fingerprint).first()
-        if refusal.code != "duplicate" or same is None:
-            raise
-        return same.pk
-
-
 def _public_key_keep(request, public_key: str) -> str:
     """Add the key pasted in the configurator to the account; the reason when the account
     refuses it, else ""."""
     try:
         if public_key:
-            _public_key_added(request, public_key)
+            ssh_key_kept(user=request.user, public_key=public_key)
     except SshKeyRefused as refusal:
         return refusal.message
     return ""
@@ -422,7 +409,7 @@ def order_keys_view(request, number):
     public_key = form.cleaned_data["public_key"]
     try:
         if public_key:
-            keys.append(_public_key_added(request, public_key))
+            keys.append(ssh_key_kept(user=request.user, public_key=public_key).pk)
         changed = order_ssh_keys_set(
             order=order, user=request.user, ssh_key_ids=keys, actor=OrderEvent.Actor.CUSTOMER
         )

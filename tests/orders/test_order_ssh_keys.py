@@ -220,3 +220,22 @@ def test_keys_deleted_after_ordering_are_not_installed_the_customer_is_asked_for
     order_provisioning_retry(order=order, actor_user=staff)
     assert list(order.ssh_keys.all()) == [new_key]
     assert order.events.get(reason="provisioning retried").data == {"ssh_keys": [new_key.pk]}
+
+
+def test_a_visitors_key_is_checked_when_ordering_never_while_the_price_follows(
+    client, ssh_hosted, pytorch
+):
+    url = f"/fr/gpus/{ssh_hosted.slug}/configure/"
+    form = {"environment": "pytorch", "quantity": "1", "term": "7"}
+    half_pasted = {**form, "public_key": "ssh-ed25519 AAAAC3Nza"}
+    preview = client.get(url, half_pasted, HTTP_HX_REQUEST="true").content.decode()
+    assert 'data-testid="quote-total"' in preview and "errorlist" not in preview
+
+    private = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbg==\n-----END OPENSSH PRIVATE KEY-----"
+    ordered = client.post(url, {**form, **TERMS_TICKED, "public_key": private})
+    assert ordered.status_code == 200
+    assert "clé privée" in ordered.content.decode()
+    assert "configurator_pending" not in client.session
+
+    good = client.post(url, {**form, **TERMS_TICKED, "public_key": quick_public_key("ada")})
+    assert good.status_code == 302 and "/accounts/signup/" in good["Location"]
