@@ -130,6 +130,18 @@ def test_a_second_key_attached_to_the_active_order_logs_in_and_is_refused_once_r
     assert make_run_host.login(user=user, key=first, command="true").returncode == 255
 
 
+def _rental_paid(devnet, customer, worker_runs, *, key: Path, gpu: str) -> Order:
+    """One GPU of the seeded catalog for `customer` with `key`, paid on anvil: active."""
+    catalog_seed()
+    ssh_key_add(user=customer, name=key.name, public_key=_public(key))
+    pytorch = Environment.objects.get(slug="pytorch")
+    order = order_placed(customer, GpuModel.objects.get(slug=gpu), pytorch)
+    with worker_runs():
+        _pay(devnet, order)
+    order.refresh_from_db()
+    return order
+
+
 def _expiry(host: LocalSshHost) -> set[str]:
     """The expiry-time of every rental key line on the host."""
     lines = (host.directory / "ssh" / "authorized_keys").read_text().splitlines()
@@ -139,15 +151,8 @@ def _expiry(host: LocalSshHost) -> set[str]:
 def test_the_keys_expire_with_the_rental_and_follow_its_extension(
     devnet, make_run_settings, make_run_host, customer, worker_runs, tmp_path
 ):
-    catalog_seed()
     key = keypair(tmp_path, "laptop")
-    ssh_key_add(user=customer, name="laptop", public_key=_public(key))
-    order = order_placed(
-        customer, GpuModel.objects.get(slug="a100-80gb"), Environment.objects.get(slug="pytorch")
-    )
-    with worker_runs():
-        _pay(devnet, order)
-    order.refresh_from_db()
+    order = _rental_paid(devnet, customer, worker_runs, key=key, gpu="a100-80gb")
     assert _expiry(make_run_host) >= {order.ends_at.strftime("%Y%m%d%H%M%SZ")}
 
     extension = extension_create(rental=order, user=customer, term_days=3)
@@ -162,15 +167,8 @@ def test_the_keys_expire_with_the_rental_and_follow_its_extension(
 def test_keys_changed_while_the_host_answers_are_installed_before_the_sync_ends(
     devnet, make_run_settings, make_run_host, customer, worker_runs, tmp_path, monkeypatch
 ):
-    catalog_seed()
     first, second = keypair(tmp_path, "first"), keypair(tmp_path, "second")
-    ssh_key_add(user=customer, name="first", public_key=_public(first))
-    order = order_placed(
-        customer, GpuModel.objects.get(slug="rtx-4090"), Environment.objects.get(slug="pytorch")
-    )
-    with worker_runs():
-        _pay(devnet, order)
-    order.refresh_from_db()
+    order = _rental_paid(devnet, customer, worker_runs, key=first, gpu="rtx-4090")
     late = ssh_key_add(user=customer, name="second", public_key=_public(second))
     granted = []
 
