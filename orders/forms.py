@@ -159,6 +159,8 @@ class OrderKeysForm(forms.Form):
     def __init__(self, *args, ssh_keys: QuerySet[SshKey], **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["ssh_keys"].queryset = ssh_keys
+        # Names only: the fingerprints are listed beside (and too long for a narrow column).
+        self.fields["ssh_keys"].label_from_instance = lambda key: key.name
         self.fields["public_key"].label = _("Add a key")
 
     def clean_public_key(self) -> str:
