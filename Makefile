@@ -35,6 +35,8 @@ run: deps compilemessages
 	mkdir -p var/celery/queue var/celery/processed var/celery/control
 	$(MANAGE) migrate --no-input
 	$(MANAGE) seed_catalog --if-empty
+	# The GPU host of this machine: sshd on 127.0.0.1 (Procfile `sshd`), keys under var/ssh.
+	$(MANAGE) local_gpu_host
 	# Celery defaults to production settings (as gunicorn does): the Procfile's processes run local.
 	DJANGO_SETTINGS_MODULE=rental.settings.local $(BIN)/honcho start
 

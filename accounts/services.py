@@ -122,6 +122,19 @@ def ssh_key_add(*, user: User, name: str, public_key: str) -> SshKey:
         )
 
 
+def ssh_key_kept(*, user: User, public_key: str) -> SshKey:
+    """The account's key for `public_key`: added (named after its comment), or the one
+    already there. Raises SshKeyRefused as ssh_key_add, a duplicate aside."""
+    try:
+        return ssh_key_add(user=user, name="", public_key=public_key)
+    except SshKeyRefused as refusal:
+        fingerprint = ssh_public_key_parse(public_key).fingerprint
+        same = SshKey.objects.filter(user=user, fingerprint=fingerprint).first()
+        if refusal.code != "duplicate" or same is None:
+            raise
+        return same
+
+
 def ssh_key_delete(*, ssh_key: SshKey) -> None:
     """Remove the key from the account and from the orders that named it.
 

@@ -22,6 +22,7 @@ API_PATH_PREFIX = "/api/"
 CONFLICT_CODES = {
     "not_enough_units",
     "not_cancellable",
+    "ssh_keys_frozen",
     "changed",
     "not_payable",
     "payment_received",

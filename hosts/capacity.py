@@ -2,12 +2,14 @@
 active hosts (the figure the catalog shows as stock), and a freshly seeded catalog gets its
 hosts."""
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Sum
 from django.utils.translation import gettext_lazy as _
 
 from catalog.models import GpuModel
 from catalog.pagecache import catalog_changed
+from hosts.local import SEEDED_DOMAIN, local_host_fields
 from hosts.models import Host, SlotHold
 
 
@@ -61,9 +63,12 @@ def host_save(*, host: Host) -> Host:
 def gpu_host_seed(*, gpu: GpuModel, units: int) -> Host | None:
     """One manual host for a GPU model the seed just created, with its seeded stock (the same
     shape as migration 0006 gives existing stock). Specs are those of a typical 8-GPU server,
-    prorated: staff edit the real machines in the admin."""
+    prorated: staff edit the real machines in the admin. Under `make run` it is the local
+    sshd (hosts.local), so a customer reaches a machine with no staff."""
     if units <= 0 or gpu.hosts.exists():
         return None
+    port = settings.LOCAL_GPU_HOST_PORT
+    address = {"ssh_host": f"{gpu.slug}-1{SEEDED_DOMAIN}"}
     return Host.objects.create(
         name=f"{gpu.slug}-1",
         region="Paris",
@@ -73,5 +78,5 @@ def gpu_host_seed(*, gpu: GpuModel, units: int) -> Host | None:
         ram_gb=128 * units,
         disk_gb=1000 * units,
         network="25 Gbit/s",
-        ssh_host=f"{gpu.slug}-1.gpu.locagpu.test",
+        **(local_host_fields(port=port) if port else address),
     )

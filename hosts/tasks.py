@@ -1,6 +1,7 @@
 from celery import shared_task
 from django.conf import settings
 
+from hosts.provisioning.keys import order_keys_sync
 from hosts.provisioning.services import (
     ProvisioningError,
     order_access_revoke,
@@ -17,6 +18,11 @@ from orders.models import Order
 @shared_task(acks_late=True)
 def order_provision_task(order_id: int, attempt: int = 1) -> bool:
     return _attempt(order_provision_task, order_provision, order_id, attempt)
+
+
+@shared_task(acks_late=True)
+def order_keys_sync_task(order_id: int, attempt: int = 1) -> bool:
+    return _attempt(order_keys_sync_task, order_keys_sync, order_id, attempt)
 
 
 @shared_task(acks_late=True)

@@ -281,7 +281,9 @@ class OrderAdmin(AppendOnlyAdmin):
                 messages.ERROR,
             )
             return redirect("admin:orders_order_change", order.pk)
-        form = form_class(request.POST or None)
+        # Activating by hand starts from what the order's own host says (staff check it).
+        initial = provisioning.activation_initial(order=order) if action == "activate" else {}
+        form = form_class(request.POST or None, initial=initial)
         if request.method == "POST" and form.is_valid():
             try:
                 done = call(order, request.user, form.cleaned_data)

@@ -4,7 +4,9 @@ from django import forms
 from django.db.models import QuerySet
 from django.utils.translation import gettext_lazy as _
 
+from accounts.forms import SshKeyForm
 from accounts.models import SshKey
+from accounts.ssh_keys import SshKeyRefused, ssh_public_key_parse
 from catalog.formatting import money, per_hour
 from catalog.forms import NumberInput
 from catalog.legal import ORDER_CONSENT
@@ -73,6 +75,14 @@ class ConfigureForm(forms.Form):
         required=False,
         widget=KeyCheckboxes,
     )
+    # A first order comes with its key: a visitor, or an account without one, pastes it here
+    # (accounts.ssh_keys checks it as on the account page); it joins the account.
+    public_key = forms.CharField(
+        label=_("Your SSH public key"),
+        required=False,
+        strip=True,
+        widget=SshKeyForm.base_fields["public_key"].widget,
+    )
     # The terms of sale and the express request to start at once: the same sentence as in
     # the terms (catalog.legal). Required to order, not to see a price.
     accept_terms = forms.BooleanField(
@@ -102,6 +112,8 @@ class ConfigureForm(forms.Form):
             del self.fields["ssh_keys"]
         else:
             self.fields["ssh_keys"].queryset = ssh_keys
+        if ssh_keys is not None and ssh_keys.exists():
+            del self.fields["public_key"]
         self.fields["quantity"].widget.attrs["max"] = max(available_units, 1)
         self.fields["term"].choices = [
             (
@@ -116,6 +128,43 @@ class ConfigureForm(forms.Form):
             for days, label in TERM_CHOICES
             if days in daily_rates
         ]
+
+    def clean_public_key(self) -> str:
+        # A key half pasted while the price follows the form must not hide the price.
+        text = self.cleaned_data["public_key"]
+        return public_key_checked(text) if self.fields["accept_terms"].required else text
+
+
+def public_key_checked(text: str) -> str:
+    """The pasted public key as the account stores it, or a form error in accounts' words."""
+    if not text:
+        return ""
+    try:
+        return ssh_public_key_parse(text).line
+    except SshKeyRefused as refusal:
+        raise forms.ValidationError(refusal.message, code=refusal.code) from refusal
+
+
+class OrderKeysForm(forms.Form):
+    """The order page's keys: the account's keys ticked for the order, and one to add."""
+
+    ssh_keys = forms.ModelMultipleChoiceField(
+        label=_("SSH keys"),
+        queryset=SshKey.objects.none(),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+    )
+    public_key = ConfigureForm.base_fields["public_key"]
+
+    def __init__(self, *args, ssh_keys: QuerySet[SshKey], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["ssh_keys"].queryset = ssh_keys
+        # Names only: the fingerprints are listed beside (and too long for a narrow column).
+        self.fields["ssh_keys"].label_from_instance = lambda key: key.name
+        self.fields["public_key"].label = _("Add a key")
+
+    def clean_public_key(self) -> str:
+        return public_key_checked(self.cleaned_data["public_key"])
 
 
 class ReasonForm(forms.Form):

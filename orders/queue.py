@@ -4,11 +4,12 @@ by the queue's counts and the order list's filter, so a count and its list alway
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db.models import Q
+from django.conf import settings
+from django.db.models import Exists, OuterRef, Q
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
-from orders.models import OrderStatus
+from orders.models import OrderEvent, OrderStatus
 
 S = OrderStatus
 ENDING_SOON = timedelta(hours=24)
@@ -31,6 +32,11 @@ def order_queue_cases(*, now: datetime) -> list[QueueCase]:
             awaiting_machines & Q(status=S.PAID, provisioning_problem=""),
         ),
         QueueCase(
+            "access_late",
+            _("Paid, access still not ready after the usual delay"),
+            awaiting_machines & Q(status=S.PROVISIONING) & access_late(now=now),
+        ),
+        QueueCase(
             "provisioning_failed",
             _("Provisioning failed"),
             awaiting_machines & ~Q(provisioning_problem=""),
@@ -47,3 +53,12 @@ def order_queue_cases(*, now: datetime) -> list[QueueCase]:
             Q(status=S.ACTIVE, ends_at__lte=now + ENDING_SOON),
         ),
     ]
+
+
+def access_late(*, now: datetime) -> Q:
+    """No access yet, no problem reported, and paid longer ago than ACCESS_LATE_MINUTES."""
+    cutoff = now - timedelta(minutes=settings.ACCESS_LATE_MINUTES)
+    paid_before = OrderEvent.objects.filter(
+        order=OuterRef("pk"), new_status=S.PAID, created_at__lte=cutoff
+    )
+    return Q(access_host="", provisioning_problem="") & Q(Exists(paid_before))

@@ -147,7 +147,15 @@ def order_page_context(*, order: Order) -> dict:
         "events": events,
         "timeline": order_timeline(order=order, events=events),
         "is_final": order_is_final(order=order),
+        "live_marker": order_live_marker(events=events),
     }
+
+
+def order_live_marker(*, events: list[OrderEvent]) -> str:
+    """Changes with each event of the order and once it is dispatched (the facture and the
+    e-mails are made then): the page's poll brings its other parts again when it does."""
+    dispatched = sum(event.dispatched_at is not None for event in events)
+    return f"{max((event.pk for event in events), default=0)}.{dispatched}"
 
 
 def order_public_keys(*, order: Order) -> list[str]:

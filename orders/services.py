@@ -160,7 +160,7 @@ def order_keys_required(*, order: Order) -> bool:
     ).exists()
 
 
-def _order_ssh_keys(*, user: User, ssh_key_ids: Collection[int] | None) -> list[SshKey]:
+def order_ssh_keys_chosen(*, user: User, ssh_key_ids: Collection[int] | None) -> list[SshKey]:
     """The keys the order names (all the account's when None), locked until it is saved: a
     key deleted meanwhile is either named by the order or refused here, never half-linked."""
     owned = SshKey.objects.filter(user=user).select_for_update(no_key=True).order_by("pk")
@@ -260,7 +260,7 @@ def order_create(
             raise OrderError(_FORM_USED, code="form_used") from None
         if not order_slots_take(order=order, gpu=locked_gpu):
             raise RuntimeError("Slots counted free under the GPU lock could not be held.")
-        keys = _order_ssh_keys(user=user, ssh_key_ids=ssh_key_ids)
+        keys = order_ssh_keys_chosen(user=user, ssh_key_ids=ssh_key_ids)
         order.ssh_keys.set(keys)
         # Every key source counts (orders.hooks), the account's keys being one of them.
         if not keys and order_keys_required(order=order) and not order_public_keys(order=order):

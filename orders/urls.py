@@ -11,6 +11,7 @@ urlpatterns = [
     path("account/orders/<slug:number>/", views.order_detail, name="detail"),
     path("account/orders/<slug:number>/status/", views.order_status, name="status"),
     path("account/orders/<slug:number>/cancel/", views.order_cancel_view, name="cancel"),
+    path("account/orders/<slug:number>/keys/", views.order_keys_view, name="keys"),
     path("account/orders/<slug:number>/stop/", views.order_stop_view, name="stop"),
     path("account/orders/<slug:number>/extend/", views.order_extend_view, name="extend"),
     path("account/orders/<slug:number>/journal.json", views.order_journal_json, name="journal"),

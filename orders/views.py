@@ -1,11 +1,13 @@
 import secrets
 from collections.abc import Callable
+from urllib.parse import quote as url_quote
 from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
+from django.db.models import prefetch_related_objects
 from django.http import Http404, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -13,11 +15,15 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.selectors import ssh_keys_for_user, user_email_verified
+from accounts.services import ssh_key_kept
+from accounts.ssh_keys import SshKeyRefused
 from catalog.legal import TERMS_OF_SALE
+from hosts.provisioning.keys import order_ssh_keys_set
+from hosts.provisioning.services import order_access_late, order_is_automatic
 from orders import selectors
 from orders.consent import TermsAcceptance
 from orders.extensions import ExtensionPending, extension_create, extension_page_context
-from orders.forms import ConfigureForm, ExtendForm
+from orders.forms import ConfigureForm, ExtendForm, OrderKeysForm
 from orders.hooks import PageSection, order_page_sections
 from orders.journal import journal_data, journal_for_page, order_journal
 from orders.models import Order, OrderEvent, OrderStatus
@@ -121,6 +127,7 @@ def _configurator_page(request, gpu, form, quote, *, similar_order=None):
         "similar_order": similar_order,
         "terms_version": TERMS_OF_SALE.version,
         "language_links": language_links(_configuration_url(gpu, form.data)),
+        "back_here": url_quote(request.get_full_path()),
     }
     return render(request, "orders/configure.html", context)
 
@@ -147,17 +154,26 @@ def _place(
         similar = selectors.unpaid_order_like(user=request.user, **configuration)
         if similar is not None:
             return _configurator_page(request, gpu, form, quote, similar_order=similar)
+    refusal = _public_key_keep(request, data.get("public_key", ""))
+    if refusal:
+        form.add_error("public_key", refusal)
+        return _configurator_page(request, gpu, form, None)
+    # Keys ticked on the page; a configuration placed after sign-up, or with the key pasted
+    # in the page (the account's first), takes all the account's keys.
+    chosen = "ssh_keys" in data and not data.get("public_key")
     try:
         order = order_create(
             user=request.user,
             form_token=token,
-            # Keys ticked on the page; a configuration placed after sign-up takes them all.
-            ssh_key_ids=[key.pk for key in data["ssh_keys"]] if "ssh_keys" in data else None,
+            ssh_key_ids=[key.pk for key in data["ssh_keys"]] if chosen else None,
             terms=terms,
             **configuration,
         )
     except OrderError as error:
-        form.add_error(FORM_FIELD.get(error.field), error.message)
+        field = FORM_FIELD.get(error.field)
+        if field == "ssh_keys" and "public_key" in form.fields:
+            field = "public_key"  # the account has no key to tick: the one to paste is asked
+        form.add_error(field, error.message)
         if error.code == "form_used":
             form.cleaned_data.pop("form_token")  # the page sent again gets a token of its own
         return _configurator_page(request, gpu, form, None)
@@ -165,6 +181,17 @@ def _place(
         request, _("Order %(number)s saved. Choose how to pay below.") % {"number": order.number}
     )
     return redirect("orders:detail", number=order.number)
+
+
+def _public_key_keep(request, public_key: str) -> str:
+    """Add the key pasted in the configurator to the account; the reason when the account
+    refuses it, else ""."""
+    try:
+        if public_key:
+            ssh_key_kept(user=request.user, public_key=public_key)
+    except SshKeyRefused as refusal:
+        return refusal.message
+    return ""
 
 
 def _pend(request, gpu, form: ConfigureForm) -> None:
@@ -176,6 +203,7 @@ def _pend(request, gpu, form: ConfigureForm) -> None:
         "quantity": data["quantity"],
         "term": data["term"],
         "environment_details": data["environment_details"],
+        "public_key": data.get("public_key", ""),
         "form_token": data["form_token"] or secrets.token_urlsafe(16),
         # Ticked on this very page: the order placed after sign-up records it as given here.
         "accept_terms": data["accept_terms"],
@@ -242,6 +270,9 @@ def place_pending(request):
         return redirect("orders:list")
     gpu = _gpu_or_404(pending.pop("gpu"))
     terms = TermsAcceptance.from_session(pending.pop("terms", None))
+    # An account that had keys before logging in gets the pasted one too (its form has no
+    # field for it): the order names all of them.
+    _public_key_keep(request, pending.pop("public_key", ""))
     form = _configurator_form(request, gpu, pending, ordering=True)
     quote = _quote_for(form, gpu, details_required=True)
     if quote is None:
@@ -277,17 +308,43 @@ def order_list(request):
     )
 
 
+# The order page offers to change the keys once paid (the API, as soon as it is placed).
+KEYS_SHOWN = (OrderStatus.PAID, OrderStatus.PROVISIONING, OrderStatus.ACTIVE)
+ACCESS_PENDING = (OrderStatus.PAID, OrderStatus.PROVISIONING)
+
+
+def _order_live_context(order: Order, given: dict[str, PageSection] | None = None) -> dict:
+    """The parts of the order page below and beside its status (orders/_live.html and
+    _aside.html): the page shows them, and the status poll again after each event."""
+    prefetch_related_objects([order], "ssh_keys")  # the form, the facts and the fingerprints
+    return {
+        **extension_page_context(order=order),
+        "keys_form": OrderKeysForm(
+            initial={"ssh_keys": list(order.ssh_keys.all())},
+            ssh_keys=ssh_keys_for_user(user=order.user),
+        )
+        if order.status in KEYS_SHOWN and not order.is_extension
+        else None,
+        "sections": order_page_sections(order=order, given=given),
+        "journal": journal_for_page(order=order),
+    }
+
+
+def _order_status_context(order: Order) -> dict:
+    return {
+        **selectors.order_page_context(order=order),
+        # Machines set up without staff: the page says how long it usually takes.
+        "access_automatic": order.status in ACCESS_PENDING and order_is_automatic(order=order),
+        "access_late": order_access_late(order=order),
+    }
+
+
 def order_page(
     request, order: Order, *, status: int = 200, given: dict[str, PageSection] | None = None
 ):
     """The order page with the sections other apps add to it (orders.hooks); `given` replaces
     the registered section of that name (the app that handled a form, with its errors)."""
-    context = {
-        **selectors.order_page_context(order=order),
-        **extension_page_context(order=order),
-        "sections": order_page_sections(order=order, given=given),
-        "journal": journal_for_page(order=order),
-    }
+    context = {**_order_status_context(order), **_order_live_context(order, given)}
     return render(request, "orders/order_detail.html", context, status=status)
 
 
@@ -308,7 +365,11 @@ def order_status(request, number):
 
     def render_status():
         order = selectors.order_for_user_or_404(user=request.user, number=number)
-        context = selectors.order_page_context(order=order)
+        context = _order_status_context(order)
+        # Something happened since the page was drawn: its other parts come along (swapped
+        # out of band), so payment, facture, access, « Prolonger » and journal follow.
+        if request.GET.get("seen") != context["live_marker"]:
+            context.update(_order_live_context(order), refresh=True)
         return render(request, "orders/_status_poll.html", context)
 
     return order_answer(request, number, render_status)
@@ -331,6 +392,34 @@ def order_cancel_view(request, number):
             )
         else:
             messages.error(request, _("This order changed meanwhile; nothing was cancelled."))
+    return redirect("orders:detail", number=order.number)
+
+
+@login_required
+@require_POST
+def order_keys_view(request, number):
+    """The keys the order's machines accept: ticked ones stay, a pasted one joins them."""
+    order = selectors.order_for_user_or_404(user=request.user, number=number)
+    form = OrderKeysForm(request.POST, ssh_keys=ssh_keys_for_user(user=request.user))
+    if not form.is_valid():
+        for errors in form.errors.values():
+            messages.error(request, " ".join(errors))
+        return redirect("orders:detail", number=order.number)
+    keys = [key.pk for key in form.cleaned_data["ssh_keys"]]
+    public_key = form.cleaned_data["public_key"]
+    try:
+        if public_key:
+            keys.append(ssh_key_kept(user=request.user, public_key=public_key).pk)
+        changed = order_ssh_keys_set(
+            order=order, user=request.user, ssh_key_ids=keys, actor=OrderEvent.Actor.CUSTOMER
+        )
+    except (OrderError, SshKeyRefused) as error:
+        messages.error(request, error.message)
+    else:
+        if changed:
+            messages.success(
+                request, _("SSH keys saved: your machines accept them in a few seconds.")
+            )
     return redirect("orders:detail", number=order.number)
 
 

@@ -3,14 +3,17 @@ import os
 import pytest
 from django.conf import settings
 
+from accounts.services import ssh_key_add
 from payments.models import Asset, Chain
 from payments.services import chain_cursor_start
 from rental.changes import feed_stop
+from tests.accounts.ssh import quick_public_key
 from tests.accounts.two_factor import SecondFactorClient
 from tests.api.receiver import receiver_start
 from tests.cache import cache_empty
 from tests.factories import EnvironmentFactory, GpuModelFactory, UserFactory
 from tests.payments.helpers import rate_fresh
+from tests.provisioning.sshd import TEST_ACCOUNT_PREFIX, make_run_host_start, sshd_stop
 from tests.services import unreachable
 
 pytest_plugins = ["tests.anvil"]
@@ -167,3 +170,36 @@ def receiver(settings):
     yield receiver
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture(scope="session")
+def make_run_host():
+    """The GPU host of `make run`: sshd as the running user, shared-account mode."""
+    host = make_run_host_start()
+    try:
+        yield host
+    finally:
+        sshd_stop(host)
+
+
+@pytest.fixture
+def make_run_settings(make_run_host, settings):
+    """The settings `make run` has (rental.settings.local), pointed at this host."""
+    settings.LOCAL_GPU_HOST_PORT = make_run_host.port
+    settings.PROVISIONING_KEY_FILE = str(make_run_host.store_key)
+    settings.PROVISIONING_KNOWN_HOSTS = str(make_run_host.known_hosts)
+    settings.HOST_ACCOUNT_PREFIX = TEST_ACCOUNT_PREFIX
+    settings.PROVISIONING_RETRY_SECONDS = 0
+    return settings
+
+
+@pytest.fixture
+def laptop(customer):
+    """One of two SSH keys on the customer's account."""
+    return ssh_key_add(user=customer, name="Laptop", public_key=quick_public_key())
+
+
+@pytest.fixture
+def desktop(customer):
+    """The other one."""
+    return ssh_key_add(user=customer, name="Desktop", public_key=quick_public_key())

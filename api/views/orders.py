@@ -33,6 +33,7 @@ from api.services import (
 from api.views.base import ApiView
 from catalog.models import TERMS, Environment
 from catalog.pagecache import catalog_value
+from hosts.provisioning.keys import order_ssh_keys_set
 from orders.consent import TermsAcceptance
 from orders.models import OrderEvent, OrderStatus
 from orders.services import MAX_ENVIRONMENT_DETAILS, MAX_QUANTITY, order_cancel, quote_build
@@ -403,6 +404,54 @@ class OrderDetailApi(ApiView):
             return Response(data())
         version = functools.partial(order_answer_version, user=request.user, number=number)
         return Response(cached_data(request, version=version, compute=data))
+
+    class KeysInputSerializer(serializers.Serializer):
+        ssh_keys = serializers.ListField(
+            source="ssh_key_ids",
+            child=serializers.IntegerField(min_value=1, max_value=2**63 - 1),
+            max_length=MAX_SSH_KEYS_PER_USER,
+            help_text=(
+                "Ids of your SSH keys (`GET /ssh-keys/`) the order's machines accept from now "
+                "on: keys left out are removed."
+            ),
+        )
+
+        class Meta:
+            ref_name = "OrderKeys"
+
+    @extend_schema(
+        operation_id="orders_partial_update",
+        summary="Change the SSH keys of an order",
+        description=(
+            "Attaches and removes SSH keys on an order not finished yet (paid, being "
+            "prepared or active included): machines already running get the new set within "
+            "seconds. 400 `unknown_ssh_key` for a key not on your account, "
+            "`ssh_key_required` for no key left where the machines need one; 409 "
+            "`ssh_keys_frozen` once the rental ended or for an extension."
+        ),
+        request=KeysInputSerializer,
+        responses={200: OrderOutputSerializer},
+        examples=[
+            OpenApiExample("Keys", value={"ssh_keys": [12, 15]}, request_only=True),
+            OpenApiExample(
+                "Active order",
+                value={**ORDER_EXAMPLE, "status": "active", "ssh_keys": [12, 15]},
+                response_only=True,
+            ),
+        ],
+        tags=["orders"],
+    )
+    def patch(self, request, number: str):
+        order = order_or_404(request, number)
+        serializer = self.KeysInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        order_ssh_keys_set(
+            order=order,
+            user=request.user,
+            ssh_key_ids=serializer.validated_data["ssh_key_ids"],
+            actor=request_actor(request),
+        )
+        return Response(OrderOutputSerializer(order_or_404(request, number)).data)
 
 
 class OrderCancelApi(ApiView):

@@ -5,7 +5,7 @@ each SSH call, each move through the state machine (its conditional UPDATE settl
 staff or the beat). Every step is an order event: the customer's timeline, the admin's and
 the webhooks all see it."""
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -21,6 +21,7 @@ from hosts.slots import Slot, free_slots, slots_by_host, slots_hold, slots_relea
 from orders.extensions import rental_end
 from orders.hooks import order_provisioning_hold, order_public_keys
 from orders.models import NO_SSH_KEY_PROBLEM, Order, OrderEvent, OrderStatus
+from orders.queue import access_late
 from orders.transitions import order_event_record, order_transition
 from rental.celery import enqueue_after_commit
 
@@ -55,16 +56,34 @@ def order_hosts(*, order: Order) -> list[tuple[Host, list[int]]]:
     return [(hosts[name], indices) for name, indices in slots_by_host(holds).items()]
 
 
+def activation_initial(*, order: Order) -> dict:
+    """Access details for staff activating by hand: the address and port of the order's first
+    host, and the account name automatic provisioning would give the rental."""
+    hosts = order_hosts(order=order)
+    if not hosts:
+        return {}
+    host = hosts[0][0]
+    return {"host": host.ssh_host, "port": host.ssh_port, "user": host_account(order=order)}
+
+
 def order_is_automatic(*, order: Order) -> bool:
     hosts = order_hosts(order=order)
     return bool(hosts) and all(host.provisioning == Host.Provisioning.SSH for host, _ in hosts)
+
+
+def order_access_late(*, order: Order) -> bool:
+    """Paid, no access and no problem reported, past ACCESS_LATE_MINUTES (orders.queue says
+    the same to staff)."""
+    if order.status not in (S.PAID, S.PROVISIONING) or order.access_host or order.is_extension:
+        return False
+    return Order.objects.filter(access_late(now=timezone.now()), pk=order.pk).exists()
 
 
 def _indices(indices: list[int]) -> str:
     return ",".join(map(str, indices))
 
 
-def _run(host: Host, args: list[str], stdin: str = "") -> dict:
+def host_call(host: Host, args: list[str], stdin: str = "") -> dict:
     try:
         return host_script_run(host=host, args=args, stdin=stdin)
     except HostUnreachable as error:
@@ -100,14 +119,14 @@ def order_provision(*, order: Order) -> bool:
         # cannot help. Staff see it at once and the customer is asked for a key.
         order_provisioning_flag(order=order, reason=gettext_noop(NO_SSH_KEY_PROBLEM))
         return False
-    user = host_account(order=order)
+    start = timezone.now()
+    with transaction.atomic():
+        end = rental_end(order=order, start=start)
     hosts = order_hosts(order=order)
-    for host, indices in hosts:
-        answer = _run(
-            host,
-            ["grant", user, _indices(indices), order.environment.slug, order.number],
-            stdin="\n".join(keys) + "\n",
-        )
+    logins = {}
+    for host, answer in hosts_grant(order=order, keys=keys, expires=end):
+        # The account to log in as: the rental's own, or a development host's shared one.
+        logins[host.name] = answer.get("login") or host_account(order=order)
         order_event_record(
             order=order,
             kind=Kind.PROVISIONING,
@@ -118,13 +137,14 @@ def order_provision(*, order: Order) -> bool:
     first = hosts[0][0]
     # An order spanning machines logs in to the first; the notes give the command for each.
     every_host = [
-        f"{host.name}: ssh -p {host.ssh_port} {user}@{host.ssh_host} (GPU {_indices(indices)})"
+        f"{host.name}: ssh -p {host.ssh_port} {logins[host.name]}@{host.ssh_host} "
+        f"(GPU {_indices(indices)})"
         for host, indices in hosts
     ]
     access = {
         "access_host": first.ssh_host,
         "access_port": first.ssh_port,
-        "access_user": user,
+        "access_user": logins[first.name],
         "access_notes": "\n".join(every_host) if len(hosts) > 1 else "",
         "provisioning_problem": "",
     }
@@ -134,11 +154,31 @@ def order_provision(*, order: Order) -> bool:
         for name, value in access.items():
             setattr(order, name, value)
         return True
-    return _activate(order=order, fields=access, actor=Actor.SYSTEM, actor_user=None)
+    return _activate(order=order, fields=access, actor=Actor.SYSTEM, actor_user=None, start=start)
 
 
-def _activate(*, order: Order, fields: dict, actor: str, actor_user: User | None) -> bool:
-    now = timezone.now()
+def hosts_grant(*, order: Order, keys: list[str], expires: datetime) -> list[tuple[Host, dict]]:
+    """Run `grant` on each host of the order with `keys`, valid until `expires` (the keys' own
+    expiry on the host, should the revocation never reach it); the hosts' answers."""
+    user = host_account(order=order)
+    expiry = expires.astimezone(UTC).strftime("%Y%m%d%H%M%SZ")
+    answers = []
+    for host, indices in order_hosts(order=order):
+        args = ["grant", user, _indices(indices), order.environment.slug, order.number, expiry]
+        answers.append((host, host_call(host, args, stdin="\n".join(keys) + "\n")))
+    return answers
+
+
+def _activate(
+    *,
+    order: Order,
+    fields: dict,
+    actor: str,
+    actor_user: User | None,
+    start: datetime | None = None,
+) -> bool:
+    # The term starts when access was granted (its keys expire with it), or now.
+    now = start or timezone.now()
     with transaction.atomic():
         return order_transition(
             order=order,
@@ -253,7 +293,7 @@ def order_access_revoke(*, order: Order) -> bool:
         return False
     user = host_account(order=order)
     for host, _indices in order_hosts(order=order):
-        _run(host, ["revoke", user])
+        host_call(host, ["revoke", user])
     with transaction.atomic():
         now = timezone.now()
         if not Order.objects.filter(pk=order.pk, access_revoked_at__isnull=True).update(
@@ -283,7 +323,7 @@ def rentals_purge(*, now=None) -> int:
         user = host_account(order=order)
         try:
             for host, _indices in order_hosts(order=order):
-                _run(host, ["purge", user])
+                host_call(host, ["purge", user])
         except ProvisioningError:
             continue  # the next hourly run tries again
         with transaction.atomic():

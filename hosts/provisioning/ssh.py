@@ -5,7 +5,10 @@ and needs nothing installed beforehand."""
 import asyncio
 import json
 import shlex
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any, TypeVar
 
 import asyncssh
 from django.conf import settings
@@ -15,6 +18,7 @@ from hosts.models import Host
 HOST_SCRIPT = Path(settings.BASE_DIR) / "deploy" / "host" / "locagpu-host"
 # The script's answer fits in a few lines; anything beyond is not worth keeping in an event.
 MAX_REASON = 200
+T = TypeVar("T")
 
 
 class HostUnreachable(Exception):
@@ -50,11 +54,22 @@ async def _run(host: Host, command: str, stdin: str) -> asyncssh.SSHCompletedPro
         )
 
 
+def _in_own_loop(coroutine: Coroutine[Any, Any, T]) -> T:
+    """asyncio.run, also from a thread that already runs an event loop (an ASGI server's,
+    Playwright's in the browser tests), where asyncio.run refuses: then in a thread of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with ThreadPoolExecutor(max_workers=1) as thread:
+        return thread.submit(asyncio.run, coroutine).result()
+
+
 def host_script_run(*, host: Host, args: list[str], stdin: str = "") -> dict:
     """Run `locagpu-host ARGS` on `host` and return its JSON answer."""
     command = shlex.join(["sh", "-c", HOST_SCRIPT.read_text(), "locagpu-host", *args])
     try:
-        result = asyncio.run(_run(host, command, stdin))
+        result = _in_own_loop(_run(host, command, stdin))
     except (OSError, asyncssh.Error, TimeoutError, ValueError) as error:
         raise HostUnreachable(_reason(f"{host.ssh_host}:{host.ssh_port}: {error}")) from error
     if result.exit_status != 0:

@@ -374,6 +374,7 @@ CELERY_TASK_ROUTES = {
     # Outbound SSH to GPU hosts: a host slow to answer never delays e-mails or crediting.
     "hosts.tasks.order_provision_task": {"queue": "hosts"},
     "hosts.tasks.order_access_revoke_task": {"queue": "hosts"},
+    "hosts.tasks.order_keys_sync_task": {"queue": "hosts"},
     "hosts.tasks.rentals_purge_task": {"queue": "hosts"},
     # Everything else (order events, e-mails, sweeps, rates) goes to the default queue.
 }
@@ -389,9 +390,15 @@ HOST_ACCOUNT_PREFIX = _rental.LOCAGPU_HOST_ACCOUNT_PREFIX
 # (doubled each time: 5 s, 10 s, 20 s, 40 s...).
 PROVISIONING_ATTEMPTS = 5
 PROVISIONING_RETRY_SECONDS = 5
+# The port of a development machine's own GPU host (hosts.local): set by
+# local.py only; elsewhere hosts are real machines.
+LOCAL_GPU_HOST_PORT: int | None = None
 # After the term, a rental's files stay this long (locked account) before the purge removes
 # them: time to ask for a last download.
 RENTAL_DATA_RETENTION_DAYS = _rental.LOCAGPU_RENTAL_DATA_RETENTION_DAYS
+# Access is usually ready within a minute of the payment; past this delay without it, the
+# order joins the staff's "to handle" queue (orders.queue) and its page says the team knows.
+ACCESS_LATE_MINUTES = _rental.LOCAGPU_ACCESS_LATE_MINUTES
 
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {

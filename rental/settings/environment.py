@@ -106,6 +106,8 @@ class RentalSettings(EnvironmentSettings):
     # Unix account names on the hosts: a letter first, then what useradd accepts.
     LOCAGPU_HOST_ACCOUNT_PREFIX: str = Field("lg-", pattern=r"^[a-z][a-z0-9_-]{0,15}$")
     LOCAGPU_RENTAL_DATA_RETENTION_DAYS: int = Field(7, ge=0, le=365)
+    # A paid order on automatic hosts without access after this long goes to staff's queue.
+    LOCAGPU_ACCESS_LATE_MINUTES: int = Field(5, ge=1, le=24 * 60)
 
 
 class StoreSettings(EnvironmentSettings):

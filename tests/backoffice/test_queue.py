@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from backoffice.selectors import queue_entries
-from orders.models import Order, OrderStatus
+from orders.models import Order, OrderEvent, OrderStatus
 from payments.models import Invoice, PaymentClaim, Transfer
 from payments.refunds.models import RefundStatus
 from tests.factories import OrderFactory
@@ -29,6 +29,17 @@ def _claim(invoice: Invoice, *, minutes_ago: int) -> PaymentClaim:
     )
 
 
+def _paid(order: Order, *, minutes_ago: int) -> Order:
+    OrderEvent.objects.create(
+        order=order,
+        old_status=S.CONFIRMING,
+        new_status=S.PAID,
+        actor=OrderEvent.Actor.SYSTEM,
+        created_at=timezone.now() - timedelta(minutes=minutes_ago),
+    )
+    return order
+
+
 @pytest.fixture
 def cases(usdc, pytorch, custom_environment) -> dict[str, object]:
     """One record per case of the queue, keyed by the case."""
@@ -39,6 +50,7 @@ def cases(usdc, pytorch, custom_environment) -> dict[str, object]:
             status=S.PROVISIONING, provisioning_problem="ssh refused"
         ),
         "environment_waiting": OrderFactory(status=S.PROVISIONING, environment=custom_environment),
+        "access_late": _paid(OrderFactory(status=S.PROVISIONING), minutes_ago=30),
         "ending_soon": OrderFactory(
             status=S.ACTIVE, activated_at=now, ends_at=now + timedelta(hours=3)
         ),
@@ -77,6 +89,7 @@ def nothing_to_handle(usdc, pytorch, custom_environment) -> None:
     Invoice.objects.filter(pk=flagged_but_over.pk).update(underpaid=True)
     Order.objects.filter(pk=flagged_but_over.order_id).update(status=S.CANCELLED)
     _claim(order_with_invoice(usdc), minutes_ago=5)  # the chain may answer
+    _paid(OrderFactory(status=S.PROVISIONING), minutes_ago=1)  # access usually comes now
     answered = order_with_invoice(usdc)
     transfer_recorded(answered)
     Transfer.objects.filter(invoice=answered).update(tx_hash="0x" + "77" * 32)

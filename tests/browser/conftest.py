@@ -133,3 +133,13 @@ def order_now(page) -> None:
     """On the configurator: tick the terms of sale, as ordering requires, and press Order."""
     page.check("input[name=accept_terms]")
     page.click("button.order-button")
+
+
+def sign_up(page, *, first_name: str, last_name: str, email: str, password: str) -> None:
+    """The sign-up form, as a new customer fills it in."""
+    page.fill("input[name=first_name]", first_name)
+    page.fill("input[name=last_name]", last_name)
+    page.fill("input[name=email]", email)
+    page.fill("input[name=password1]", password)
+    page.fill("input[name=password2]", password)
+    page.click("form.form button[type=submit]")

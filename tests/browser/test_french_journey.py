@@ -9,7 +9,7 @@ from catalog.models import TermPrice
 from orders.models import Order, OrderStatus
 from payments.models import Invoice
 from tests.accounts.helpers import code_in, last_mail_to
-from tests.browser.conftest import count_page_loads, order_now, screenshot
+from tests.browser.conftest import count_page_loads, order_now, screenshot, sign_up
 
 pytestmark = [pytest.mark.browser, pytest.mark.chain, pytest.mark.django_db(transaction=True)]
 PASSWORD = "correct-Horse-battery-9"
@@ -36,12 +36,13 @@ def test_french_visitor_rents_two_h100_and_pays_on_chain(desktop, catalog, devne
     order_now(page)
 
     page.wait_for_url("**/fr/accounts/signup/**")
-    page.fill("input[name=first_name]", "Émilie")
-    page.fill("input[name=last_name]", "du Châtelet")
-    page.fill("input[name=email]", "emilie@example.fr")
-    page.fill("input[name=password1]", PASSWORD)
-    page.fill("input[name=password2]", PASSWORD)
-    page.click("form.form button[type=submit]")
+    sign_up(
+        page,
+        first_name="Émilie",
+        last_name="du Châtelet",
+        email="emilie@example.fr",
+        password=PASSWORD,
+    )
 
     # The code from the mailbox (the live server runs in this process: its outbox).
     expect(page.locator("h1")).to_have_text("Confirmez votre adresse e-mail")

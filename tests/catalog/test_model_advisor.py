@@ -166,7 +166,7 @@ def test_without_a_chosen_precision_inference_is_in_bf16_and_qlora_in_nf4():
 def test_when_the_h200_are_too_few_today_a_70b_full_fine_tune_gets_enough_h100_instead(
     client, seeded_catalog
 ):
-    from orders.hosts import Host
+    from hosts.models import Host
 
     Host.objects.filter(gpu__slug="h200").update(gpu_count=4)  # 8 H200 would be needed
     plan = _ask(client, job="full", precision="bf16").context["advice"].plan

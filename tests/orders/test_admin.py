@@ -2,6 +2,7 @@ from datetime import timedelta
 
 import pytest
 
+from hosts.provisioning.services import host_account
 from orders.models import OrderStatus
 from tests.factories import OrderFactory
 
@@ -93,3 +94,13 @@ def test_customers_cannot_reach_the_admin_actions(client, customer):
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
     order.refresh_from_db()
     assert order.status == S.PAID
+
+
+def test_the_activation_form_starts_from_the_host_the_order_holds(client, staff, gpu):
+    order = OrderFactory(gpu=gpu, quantity=2, status=S.PROVISIONING)
+    host = order.slot_holds.get(index=0).host
+    client.force_login(staff)
+    form = client.get(f"/admin/orders/order/{order.pk}/action/activate/").content.decode()
+    assert f'value="{host.ssh_host}"' in form
+    assert f'value="{host.ssh_port}"' in form
+    assert f'value="{host_account(order=order)}"' in form

@@ -21,16 +21,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def laptop(customer):
-    return ssh_key_add(user=customer, name="Laptop", public_key=quick_public_key())
-
-
-@pytest.fixture
-def desktop(customer):
-    return ssh_key_add(user=customer, name="Desktop", public_key=quick_public_key())
-
-
-@pytest.fixture
 def ssh_hosted(gpu):
     """The GPU's machine is set up automatically, with the order's keys."""
     Host.objects.filter(gpu=gpu).update(provisioning=Host.Provisioning.SSH)
@@ -178,8 +168,8 @@ def test_an_order_on_a_manual_host_may_name_no_key(customer, gpu, pytorch):
 @pytest.mark.parametrize(
     ("language", "message", "link"),
     [
-        ("fr", "Ajoutez une clé SSH à votre compte", "Ajouter une clé SSH"),
-        ("en", "Add an SSH key to your account", "Add an SSH key"),
+        ("fr", "Ajoutez une clé SSH à votre compte", "Comment en créer une"),
+        ("en", "Add an SSH key to your account", "How to make one"),
     ],
 )
 def test_the_configurator_asks_for_a_key_with_a_link_on_an_automatic_host(
@@ -231,3 +221,22 @@ def test_keys_deleted_after_ordering_are_not_installed_the_customer_is_asked_for
     order_provisioning_retry(order=order, actor_user=staff)
     assert list(order.ssh_keys.all()) == [new_key]
     assert order.events.get(reason="provisioning retried").data == {"ssh_keys": [new_key.pk]}
+
+
+def test_a_visitors_key_is_checked_when_ordering_never_while_the_price_follows(
+    client, ssh_hosted, pytorch
+):
+    url = f"/fr/gpus/{ssh_hosted.slug}/configure/"
+    form = {"environment": "pytorch", "quantity": "1", "term": "7"}
+    half_pasted = {**form, "public_key": "ssh-ed25519 AAAAC3Nza"}
+    preview = client.get(url, half_pasted, HTTP_HX_REQUEST="true").content.decode()
+    assert 'data-testid="quote-total"' in preview and "errorlist" not in preview
+
+    private = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbg==\n-----END OPENSSH PRIVATE KEY-----"
+    ordered = client.post(url, {**form, **TERMS_TICKED, "public_key": private})
+    assert ordered.status_code == 200
+    assert "clé privée" in ordered.content.decode()
+    assert "configurator_pending" not in client.session
+
+    good = client.post(url, {**form, **TERMS_TICKED, "public_key": quick_public_key("ada")})
+    assert good.status_code == 302 and "/accounts/signup/" in good["Location"]

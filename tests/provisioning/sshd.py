@@ -9,9 +9,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from hosts.local import SSHD, SSHD_KEYS_ONLY, local_host_prepare
 from tests.anvil import free_port
 
-SSHD = "/usr/sbin/sshd"
 TEST_ACCOUNT_PREFIX = "lgtest-"
 STATE_DIR = Path("/var/lib/locagpu/rentals")
 
@@ -88,14 +88,7 @@ def sshd_start() -> LocalSshHost:
 ListenAddress 127.0.0.1
 HostKey {host_key}
 PidFile {directory / "sshd.pid"}
-UsePAM no
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-PubkeyAuthentication yes
-PermitRootLogin prohibit-password
-PermitUserEnvironment CUDA_VISIBLE_DEVICES
-LogLevel ERROR
-Match User root
+{SSHD_KEYS_ONLY}Match User root
     AuthorizedKeysFile {root_keys}
 """
     )
@@ -107,6 +100,20 @@ Match User root
     public = host_key.with_suffix(".pub").read_text().split()
     known_hosts.write_text(f"[127.0.0.1]:{port} {public[0]} {public[1]}\n")
     return LocalSshHost(port, directory, store_key, known_hosts, process)
+
+
+def make_run_host_start() -> LocalSshHost:
+    """The GPU host `make run` serves (hosts.local): the same keys, config and
+    shared-account mode, in a directory of its own; customers log in as the running user."""
+    directory = Path(tempfile.mkdtemp(prefix="locagpu-make-run-", dir="/run"))
+    port = free_port()
+    config = local_host_prepare(directory=directory / "ssh", port=port)
+    process = subprocess.Popen(
+        [SSHD, "-D", "-e", "-f", str(config)], stderr=subprocess.PIPE, text=True
+    )
+    _wait_listening(port, process)
+    ssh = directory / "ssh"
+    return LocalSshHost(port, directory, ssh / "store_key", ssh / "known_hosts", process)
 
 
 def rental_accounts_remove() -> None:

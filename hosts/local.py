@@ -1,0 +1,103 @@
+"""The GPU host of a development machine (`make run`): an OpenSSH server the running user
+starts on 127.0.0.1 (Procfile `sshd`), with its host key, the store's key and its config under
+var/ssh. No root and no Unix account per rental: its sessions tell deploy/host/locagpu-host to
+run in shared mode (LOCAGPU_ACCOUNTS=shared), where each rental logs in as the running user
+through its own authorized_keys lines. Production hosts keep an account per rental."""
+
+import getpass
+import os
+import subprocess
+from pathlib import Path
+
+from django.conf import settings
+from django.db.models import Q
+
+from hosts.models import Host
+
+# Hosts the seed creates point at this made-up domain until a real machine replaces them.
+SEEDED_DOMAIN = ".gpu.locagpu.test"
+SSHD = "/usr/sbin/sshd"
+# What a GPU host's sshd needs (deploy/host/README.md): keys only, and the rental's GPUs
+# passed to every session.
+SSHD_KEYS_ONLY = """UsePAM no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PubkeyAuthentication yes
+PermitRootLogin prohibit-password
+PermitUserEnvironment CUDA_VISIBLE_DEVICES
+LogLevel ERROR
+"""
+
+
+def local_host_directory() -> Path:
+    return Path(settings.VAR_DIR) / "ssh"
+
+
+def local_host_fields(*, port: int) -> dict:
+    """What makes a Host the local sshd: the store logs in as the running user."""
+    return {
+        "ssh_host": "127.0.0.1",
+        "ssh_port": port,
+        "provisioning": Host.Provisioning.SSH,
+        "provisioning_user": getpass.getuser(),
+    }
+
+
+def _keypair(path: Path, comment: str) -> Path:
+    if not path.exists():
+        subprocess.run(
+            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)],
+            check=True,
+        )
+    return path
+
+
+def _sshd_config(*, directory: Path, port: int) -> str:
+    workspaces = directory.parent / "workspaces"
+    shared = " ".join(
+        [
+            "LOCAGPU_ACCOUNTS=shared",
+            f"LOCAGPU_STATE_DIR={directory / 'rentals'}",
+            f"LOCAGPU_AUTHORIZED_KEYS={directory / 'authorized_keys'}",
+            f"LOCAGPU_WORKSPACES={workspaces}",
+        ]
+    )
+    return f"""# Written by `manage.py local_gpu_host` (hosts/local.py).
+Port {port}
+ListenAddress 127.0.0.1
+HostKey {directory / "host_key"}
+PidFile {directory / "sshd.pid"}
+AuthorizedKeysFile {directory / "authorized_keys"}
+AllowUsers {getpass.getuser()}
+{SSHD_KEYS_ONLY}SetEnv {shared}
+"""
+
+
+def local_host_prepare(*, directory: Path, port: int) -> Path:
+    """Write (or keep) the local host's keys and config; returns the sshd_config to start
+    `sshd -D -e -f` with. Run again, it keeps its keys and the rentals' lines."""
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if os.geteuid() == 0:
+        # Run by root, sshd needs its privilege separation directory (Debian's package path).
+        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
+    host_key = _keypair(directory / "host_key", "locagpu local host")
+    store_key = _keypair(directory / "store_key", "locagpu store")
+    authorized = directory / "authorized_keys"
+    lines = authorized.read_text().splitlines() if authorized.exists() else []
+    store_line = "restrict " + store_key.with_suffix(".pub").read_text().strip()
+    if store_line not in lines:
+        authorized.write_text("\n".join([store_line, *lines]) + "\n")
+    authorized.chmod(0o600)
+    key_type, key = host_key.with_suffix(".pub").read_text().split()[:2]
+    (directory / "known_hosts").write_text(f"[127.0.0.1]:{port} {key_type} {key}\n")
+    config = directory / "sshd_config"
+    config.write_text(_sshd_config(directory=directory, port=port))
+    return config
+
+
+def seeded_hosts_localise(*, port: int) -> int:
+    """Point the hosts still at their seeded address (or at this machine, on another port
+    before) at the local sshd; returns how many."""
+    seeded = Q(ssh_host__endswith=SEEDED_DOMAIN)
+    local = Q(ssh_host="127.0.0.1", provisioning=Host.Provisioning.SSH)
+    return Host.objects.filter(seeded | local).update(**local_host_fields(port=port))

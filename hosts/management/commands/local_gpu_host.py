@@ -1,0 +1,28 @@
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from hosts.local import (
+    SSHD,
+    local_host_directory,
+    local_host_prepare,
+    seeded_hosts_localise,
+)
+
+
+class Command(BaseCommand):
+    help = (
+        "Prepares the GPU host of a development machine (`make run`): the local sshd's keys "
+        "and config under var/ssh, and the seeded hosts pointed at it (provisioning `ssh`). "
+        "The Procfile's `sshd` process then serves it on 127.0.0.1."
+    )
+
+    def handle(self, *args, **options):
+        port = settings.LOCAL_GPU_HOST_PORT
+        if not port:
+            raise CommandError("LOCAL_GPU_HOST_PORT is not set: only `make run` has a local host.")
+        config = local_host_prepare(directory=local_host_directory(), port=port)
+        moved = seeded_hosts_localise(port=port)
+        self.stdout.write(
+            f"Local GPU host on 127.0.0.1:{port} ({moved} seeded host(s) pointed at it); "
+            f"started by: {SSHD} -D -e -f {config}"
+        )
