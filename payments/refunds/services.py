@@ -6,7 +6,6 @@ one order change one at a time and in the one lock order; nothing here calls the
 """
 
 import re
-from decimal import Decimal
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -14,8 +13,9 @@ from django.utils.translation import gettext_lazy as _
 from eth_utils import is_checksum_address
 
 from accounts.models import User
-from orders.models import Order, OrderEvent, OrderStatus
+from orders.models import Order, OrderEvent
 from orders.transitions import order_event_record
+from payments.ledger import GOT_NOTHING, Ledger, invoice_ledger
 from payments.locks import order_and_invoices_locked
 from payments.models import Invoice
 from payments.refunds.models import REJECTIONS, Refund, RefundStatus
@@ -35,30 +35,24 @@ def _event(*, refund: Refund, order: Order, kind: str, actor: str, **fields) -> 
     order_event_record(order=order, kind=kind, actor=actor, data=refund_facts(refund), **fields)
 
 
-def _owed_total(*, invoice: Invoice, status: str) -> Decimal:
-    # An expired order may still be revived by its late payment while its units are free:
-    # its money is owed back only once the units are gone (the `review` flag).
-    if status == OrderStatus.EXPIRED and not invoice.review:
-        return Decimal(0)
-    return invoice.refund_owed
-
-
-def refunds_owed_sync(*, order: Order, invoices: list[Invoice]) -> None:
-    """Bring each invoice's open refund to what is owed now: what it received beyond its due
-    (all of it when the order got nothing), less what confirmed refunds returned already.
+def refunds_owed_sync(
+    *, order: Order, invoices: list[Invoice], ledgers: dict[int, Ledger] | None = None
+) -> None:
+    """Bring each invoice's open refund to what its ledger owes now (payments.ledger).
 
     Runs under order_and_invoices_locked (the settlement's, or a staff refund's), with `order`
-    and `invoices` read there. Safe to run again: it only writes what changed.
+    and `invoices` read there (`ledgers`: those the caller read under the same locks). Safe to
+    run again: it only writes what changed.
     """
     for invoice in invoices:
-        # A replaced invoice credits nothing; a cancelled order's closed one owes what came.
-        if invoice.status == Invoice.Status.CLOSED and order.status != OrderStatus.CANCELLED:
-            continue
-        invoice.order = order  # refund_owed reads the order's status: the locked one
-        refunds = list(Refund.objects.filter(invoice=invoice).select_related("asset", "chain"))
-        returned = sum((r.amount for r in refunds if r.status == RefundStatus.CONFIRMED), 0)
-        owed = max(_owed_total(invoice=invoice, status=order.status) - returned, Decimal(0))
-        current = next((r for r in refunds if r.status != RefundStatus.CONFIRMED), None)
+        ledger = (ledgers or {}).get(invoice.pk) or invoice_ledger(invoice=invoice)
+        owed = ledger.owed(invoice=invoice, order=order)
+        current = (
+            Refund.objects.filter(invoice=invoice)
+            .exclude(status=RefundStatus.CONFIRMED)
+            .select_related("asset", "chain")
+            .first()
+        )
         if current is None and owed > 0:
             refund = Refund.objects.create(
                 order=order,
@@ -203,6 +197,14 @@ def refund_tx_submit(*, refund: Refund, tx_hash: str, staff_user: User) -> Refun
     return refund
 
 
+def _invoice_close(*, invoice: Invoice) -> None:
+    """The money of an order that got nothing went back: its invoice closes, so whatever
+    reaches its address later is flagged and owed back in full, never credited."""
+    if invoice.status != Invoice.Status.CLOSED:
+        invoice.status, invoice.closed_at = Invoice.Status.CLOSED, timezone.now()
+        invoice.save(update_fields=["status", "closed_at"])
+
+
 def refund_verdict_record(
     *, refund: Refund, tx_hash: str, rejection: str, amount_sent: int, block_number: int | None
 ) -> bool:
@@ -226,6 +228,8 @@ def refund_verdict_record(
         refund = Refund.objects.select_related("asset", "chain").get(pk=refund.pk)
         if confirmed:
             _event(refund=refund, order=order, kind=Kind.REFUND_CONFIRMED, actor=Actor.SYSTEM)
+            if order.status in GOT_NOTHING:
+                _invoice_close(invoice=next(i for i in invoices if i.pk == refund.invoice_id))
             # Money received since the refund was computed is owed in a refund of its own.
             refunds_owed_sync(order=order, invoices=invoices)
         else:
