@@ -35,6 +35,10 @@ def _event(*, refund: Refund, order: Order, kind: str, actor: str, **fields) -> 
     order_event_record(order=order, kind=kind, actor=actor, data=refund_facts(refund), **fields)
 
 
+def _unpinned(refund: Refund) -> bool:
+    return refund.status in UNSENT and refund.pinned_at is None
+
+
 def refunds_owed_sync(
     *, order: Order, invoices: list[Invoice], ledgers: dict[int, Ledger] | None = None
 ) -> None:
@@ -62,8 +66,9 @@ def refunds_owed_sync(
                 amount=owed,
             )
             _event(refund=refund, order=order, kind=Kind.REFUND_OWED, actor=Actor.SYSTEM)
-        elif current is not None and current.status in UNSENT and current.amount != owed:
-            # Not sent yet: it follows the money (a further overpayment, a reorganisation).
+        elif current is not None and _unpinned(current) and current.amount != owed:
+            # Not opened by staff yet: it follows the money (a further overpayment, a
+            # reorganisation). Once pinned, what came since is owed in a refund of its own.
             Refund.objects.filter(pk=current.pk).update(amount=owed)
 
 
@@ -130,9 +135,17 @@ def refund_address_set(
                 _("The refund was sent already: its address can no longer change."),
                 code="refund_sent",
             )
+        if not any(_unpinned(refund) for refund in refunds):
+            raise PaymentError(
+                _(
+                    "Our team is sending the refund to the address you gave: it can no longer "
+                    "change."
+                ),
+                code="refund_pinned",
+            )
         changed = []
         for refund in refunds:
-            if refund.status not in UNSENT or (
+            if not _unpinned(refund) or (
                 refund.status == RefundStatus.ADDRESS_GIVEN and refund.address == address
             ):
                 continue
@@ -160,9 +173,21 @@ SUBMITTABLE = {
 }
 
 
-def refund_tx_submit(*, refund: Refund, tx_hash: str, staff_user: User) -> Refund:
-    """Staff paid the refund from their wallet and paste its hash: checked on chain next
-    (payments.refunds.verify), never taken on trust. Raises PaymentError with the reason."""
+def refund_open(*, refund: Refund) -> Refund:
+    """Staff open the refund to pay it: its address (and amount) are pinned from now on, so
+    what staff are shown is what they pay and what the chain check expects."""
+    with order_and_invoices_locked(refund.order_id):
+        Refund.objects.filter(
+            pk=refund.pk, status__in=[*UNSENT, RefundStatus.REJECTED], pinned_at=None
+        ).exclude(address="").update(pinned_at=timezone.now())
+        return Refund.objects.select_related("order", "asset", "chain").get(pk=refund.pk)
+
+
+def refund_tx_submit(*, refund: Refund, tx_hash: str, address: str, staff_user: User) -> Refund:
+    """Staff paid the refund from the store's wallet to `address` (the one they were shown)
+    and paste its hash: checked on chain next (payments.refunds.verify), never taken on trust.
+    Raises PaymentError with the reason; a refund whose address is not `address` is refused,
+    never re-targeted."""
     tx_hash = tx_hash_clean(tx_hash)
     if not tx_hash:
         raise PaymentError(_("Paste the hash of the refund transaction."), code="tx_hash")
@@ -170,6 +195,14 @@ def refund_tx_submit(*, refund: Refund, tx_hash: str, staff_user: User) -> Refun
         refund = Refund.objects.select_related("asset", "chain").get(pk=refund.pk)
         if refund.status in SUBMITTABLE:
             raise PaymentError(SUBMITTABLE[refund.status], code="not_submittable")
+        if refund.address != (address or "").strip().lower():
+            raise PaymentError(
+                _(
+                    "The refund address is not the one this page showed: reload the refund and "
+                    "check it before sending anything."
+                ),
+                code="address_changed",
+            )
         used = _("This transaction already proves another refund.")
         if (
             Refund.objects.filter(chain_id=refund.chain_id, tx_hash=tx_hash)
@@ -179,6 +212,7 @@ def refund_tx_submit(*, refund: Refund, tx_hash: str, staff_user: User) -> Refun
             raise PaymentError(used, code="already_used")
         refund.status, refund.tx_hash, refund.staff_user = RefundStatus.SENT, tx_hash, staff_user
         refund.sent_at, refund.rejection, refund.amount_sent = timezone.now(), "", None
+        refund.pinned_at = refund.pinned_at or refund.sent_at
         refund.block_number = None
         try:
             with transaction.atomic():

@@ -283,6 +283,10 @@ PAYMENTS_CLAIM_DEDUPE_WINDOW = timedelta(minutes=2)
 # queues a chain check, so no number of keys or tabs may multiply them.
 PAYMENTS_CLAIM_RATE_LIMIT = {"limit": 10, "period": 60}
 PAYMENTS_CLAIM_ORDER_RATE_LIMIT = {"limit": 3, "period": 60}
+# The store's refund wallets, in lower case (payments.refunds.verify).
+PAYMENTS_REFUND_WALLETS = tuple(
+    wallet.strip().lower() for wallet in _payments.PAYMENTS_REFUND_WALLETS.split(",") if wallet
+)
 
 # --- Celery --------------------------------------------------------------------
 # Without CELERY_BROKER_URL the broker is kombu's filesystem transport under var/,

@@ -8,3 +8,5 @@ ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[:
 EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
 # Webhook receivers on this machine (http://127.0.0.1:...) are fine while developing.
 API_WEBHOOK_ALLOW_LOCAL_TARGETS = True
+# The devnet's first paying account (anvil's account 1) sends the refunds while developing.
+PAYMENTS_REFUND_WALLETS = PAYMENTS_REFUND_WALLETS or ("0x70997970c51812dc3a010c7d01b50e0d17dc79c8",)  # noqa: F405

@@ -25,8 +25,9 @@ def overpaid_refund(asset, *, user=None, extra: int = EXTRA) -> Refund:
     return Refund.objects.select_related("order", "asset", "chain").get(invoice=invoice)
 
 
-def staff_pastes(client, refund: Refund, tx_hash: str):
-    """Staff's admin action on one refund, with the transaction hash."""
+def staff_pastes(client, refund: Refund, tx_hash: str, *, address: str | None = None):
+    """Staff's admin action on one refund, with the transaction hash and the address the form
+    showed (the refund's as it is now, unless told)."""
     return client.post(
         "/admin/payments/refund/",
         {
@@ -34,6 +35,7 @@ def staff_pastes(client, refund: Refund, tx_hash: str):
             "_selected_action": [refund.pk],
             "apply": "1",
             "tx_hash": tx_hash,
+            "address": reload(refund).address if address is None else address,
         },
     )
 

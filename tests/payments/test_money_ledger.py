@@ -10,7 +10,7 @@ from billing.models import BillingDocument, DocumentKind
 from orders.models import OrderStatus
 from orders.services import order_cancel, order_create, orders_expire
 from payments.refunds.models import Refund, RefundStatus
-from payments.refunds.services import refund_address_set, refund_tx_submit
+from payments.refunds.services import refund_address_set, refund_open, refund_tx_submit
 from payments.refunds.verify import refund_verify
 from payments.services import invoice_issue
 from tests.factories import EnvironmentFactory, GpuModelFactory, UserFactory, accepted_terms
@@ -30,9 +30,10 @@ def _margin(settings):
 
 def refund_paid_by_store(devnet, refund: Refund, staff) -> Refund:
     """Staff open the refund, pay it from the store's refund wallet, paste the hash; final."""
+    refund = refund_open(refund=refund)
     tx_hash = devnet.pay_token(CUSTOMER_WALLET, int(refund.amount))
     devnet.mine(3)
-    refund_tx_submit(refund=refund, tx_hash=tx_hash, staff_user=staff)
+    refund_tx_submit(refund=refund, tx_hash=tx_hash, address=refund.address, staff_user=staff)
     assert refund_verify(refund_id=refund.pk, now=timezone.now()) == "confirmed"
     return Refund.objects.get(pk=refund.pk)
 
