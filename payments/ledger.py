@@ -15,8 +15,11 @@ from orders.models import Order, OrderStatus
 from payments.models import Invoice, Transfer
 from payments.refunds.models import Refund, RefundStatus
 
-# The order got nothing for its money: all of it is owed back.
+# The order got nothing for its money: all of it is owed back (an expired one once it cannot
+# be revived any more).
 GOT_NOTHING = (OrderStatus.EXPIRED, OrderStatus.CANCELLED, OrderStatus.REFUNDED)
+ENDED = (OrderStatus.CANCELLED, OrderStatus.REFUNDED)
+UNPAID = (OrderStatus.AWAITING_PAYMENT, OrderStatus.CONFIRMING, OrderStatus.EXPIRED)
 ZERO = Decimal(0)
 
 
@@ -41,12 +44,14 @@ class Ledger:
         """What is owed back now, beyond what confirmed refunds returned. `order` is the
         invoice's, read under its lock."""
         kept = min(self.received, invoice.amount_due)
-        if invoice.status == Invoice.Status.CLOSED or order.status in GOT_NOTHING:
+        if invoice.status == Invoice.Status.CLOSED or order.status in ENDED:
             kept = ZERO
-            # An expired order may still be revived by its late payment while its units are
-            # free and nothing went back: owed only once the units are gone (`review`).
-            if order.status == OrderStatus.EXPIRED and not (invoice.review or self.refunded):
-                kept = self.received
+        elif order.status in UNPAID and (invoice.review or self.refunded):
+            # The money can buy nothing (units sold since, the rental ended) or went back.
+            kept = ZERO
+        elif order.status == OrderStatus.EXPIRED:
+            # A late payment may still revive the order while its units are free.
+            kept = self.received
         return max(self.received + self.stray - kept - self.refund_confirmed, ZERO)
 
 
