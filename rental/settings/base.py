@@ -186,6 +186,9 @@ ACCOUNT_RATE_LIMITS = {
     "reset_password": "20/m/ip,5/m/key",
     "change_password": "5/m/user",
 }
+# Failed logins on one account from every address (accounts.login_limits): past the limit
+# the account refuses logins until the window closes or its password is reset.
+ACCOUNT_LOGIN_CEILING = {"limit": 20, "period": 15 * 60}
 # Reverse proxies of ours in front of the app (the TLS proxy of the README: 1). Each appends
 # the address it saw to X-Forwarded-For; the client is the entry that many from the right.
 # 0 = no proxy: REMOTE_ADDR, and X-Forwarded-For (which anyone can send) is ignored.
