@@ -3,6 +3,7 @@ side of the admin."""
 
 from payments.models import Transfer
 from payments.refunds.models import Refund
+from payments.refunds.services import refund_address_set
 from payments.settlement import invoice_settle
 from tests.payments.helpers import order_with_invoice, transfer_recorded
 
@@ -23,6 +24,13 @@ def overpaid_refund(asset, *, user=None, extra: int = EXTRA) -> Refund:
     Transfer.objects.filter(pk=transfer.pk).update(tx_hash=f"0x{transfer.pk:064x}")
     invoice_settle(invoice_id=invoice.pk)
     return Refund.objects.select_related("order", "asset", "chain").get(invoice=invoice)
+
+
+def refund_to_send(asset, *, user) -> Refund:
+    """A refund of 12.50 whose address the customer gave: staff may send it."""
+    refund = overpaid_refund(asset, user=user)
+    refund_address_set(order=refund.order, address=CUSTOMER_WALLET, user=user, actor="customer")
+    return reload(refund)
 
 
 def staff_pastes(client, refund: Refund, tx_hash: str, *, address: str | None = None):

@@ -18,6 +18,7 @@ from tests.payments.refund_helpers import (
     EXTRA,
     OTHER_WALLET,
     overpaid_refund,
+    refund_to_send,
     reload,
     staff_pastes,
 )
@@ -27,9 +28,7 @@ pytestmark = pytest.mark.chain
 
 @pytest.fixture
 def to_send(devnet, customer):
-    refund = overpaid_refund(devnet.usdc, user=customer)
-    refund_address_set(order=refund.order, address=CUSTOMER_WALLET, user=customer, actor="customer")
-    return reload(refund)
+    return refund_to_send(devnet.usdc, user=customer)
 
 
 def _customer_pays_themselves(devnet) -> str:
