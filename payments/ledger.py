@@ -9,7 +9,7 @@ be counted again as a payment.
 from dataclasses import dataclass
 from decimal import Decimal
 
-from django.db.models import Q, Sum
+from django.db.models import Max, Q, Sum
 
 from orders.models import Order, OrderStatus
 from payments.models import Invoice, Transfer
@@ -30,6 +30,7 @@ class Ledger:
     stray: Decimal  # confirmed, in its asset, crediting nothing (closed invoice, after the watch)
     refund_sent: Decimal  # refunds sent, their transaction being checked
     refund_confirmed: Decimal  # refunds proven on chain
+    last_block: int | None  # of the latest transfer still on the chain: owed since then
 
     @property
     def refunded(self) -> Decimal:
@@ -66,6 +67,7 @@ def invoice_ledger(*, invoice: Invoice) -> Ledger:
     transfers = Transfer.objects.filter(invoice=invoice).aggregate(
         received=_sum("amount", credit & Q(status=Transfer.Status.CONFIRMED)),
         pending=_sum("amount", credit & Q(status=Transfer.Status.SEEN)),
+        last_block=Max("block_number", filter=live),
         stray=_sum(
             "amount",
             ~Q(disposition=Transfer.Disposition.CREDIT)
@@ -82,4 +84,5 @@ def invoice_ledger(*, invoice: Invoice) -> Ledger:
         stray=transfers["stray"],
         refund_sent=refunds["sent"],
         refund_confirmed=refunds["confirmed"],
+        last_block=transfers["last_block"],
     )

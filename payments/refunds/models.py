@@ -70,6 +70,9 @@ class Refund(models.Model):
         verbose_name=_("sent by"),
     )
     created_at = models.DateTimeField(_("owed since"), default=timezone.now)
+    # The block of the latest transfer that made it owed: only a transaction mined after it
+    # proves the refund (an older transfer of the store's to that address proves nothing).
+    owed_block = models.PositiveBigIntegerField(_("owed since block"), null=True, blank=True)
     address_given_at = models.DateTimeField(_("address given"), null=True, blank=True)
     # Staff opened the refund to pay it: from then on its address and amount never change.
     pinned_at = models.DateTimeField(_("address pinned"), null=True, blank=True)

@@ -64,6 +64,7 @@ def refunds_owed_sync(
                 chain_id=invoice.asset.chain_id,
                 asset_id=invoice.asset_id,
                 amount=owed,
+                owed_block=ledger.last_block,
             )
             _event(refund=refund, order=order, kind=Kind.REFUND_OWED, actor=Actor.SYSTEM)
         elif current is not None and _unpinned(current) and current.amount != owed:

@@ -10,7 +10,7 @@ RPC calls first, without locks; the verdict is written after
 
 import logging
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.utils import timezone
@@ -88,10 +88,7 @@ def refund_chain_check(*, refund: Refund, client: RpcClient, now: datetime) -> V
         return Verdict("wrong_asset" if moved.other_asset else "wrong_address", block_number=block)
     if moved.from_store < refund.amount:
         return Verdict("amount_too_small", amount_sent=moved.from_store, block_number=block)
-    mined = client.block(block)
-    if mined is None:
-        return None  # the node lost the block meanwhile (reorganisation): ask again
-    if datetime.fromtimestamp(mined.timestamp, tz=UTC) < refund.created_at:
+    if refund.owed_block is not None and block <= refund.owed_block:
         return Verdict("too_early", block_number=block)
     final = block_is_final(
         chain=refund.chain, client=client, block_number=block, block_hash=receipt.block_hash

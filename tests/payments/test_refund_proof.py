@@ -13,11 +13,11 @@ from payments.refunds.models import Refund, RefundStatus
 from payments.refunds.services import refund_address_set
 from payments.refunds.verify import refund_verify
 from tests.api.conftest import key_client
+from tests.payments.helpers import order_with_invoice
 from tests.payments.refund_helpers import (
     CUSTOMER_WALLET,
     EXTRA,
     OTHER_WALLET,
-    overpaid_refund,
     refund_to_send,
     reload,
     staff_pastes,
@@ -62,13 +62,15 @@ def test_a_transfer_mined_before_the_refund_was_owed_never_proves_it(
 ):
     # The store paid this address before (another matter): that transfer proves nothing now.
     earlier = devnet.pay_token(CUSTOMER_WALLET, EXTRA)
-    devnet.mine_later(5)
-    refund = overpaid_refund(devnet.usdc, user=customer)
-    refund_address_set(order=refund.order, address=CUSTOMER_WALLET, user=customer, actor="customer")
+    invoice = order_with_invoice(devnet.usdc, user=customer)
+    devnet.pay_token(invoice.deposit_address, int(invoice.amount_due) + EXTRA)
     devnet.mine(3)
+    devnet.scan()
+    refund = Refund.objects.get(invoice=invoice)
+    refund_address_set(order=refund.order, address=CUSTOMER_WALLET, user=customer, actor="customer")
     client.force_login(staff)
     with worker_runs():
-        assert staff_pastes(client, reload(refund), earlier).status_code == 302
+        assert staff_pastes(client, refund, earlier).status_code == 302
     refund_verify(refund_id=refund.pk)
     assert (reload(refund).status, reload(refund).rejection) == ("rejected", "too_early")
 
