@@ -19,7 +19,7 @@ from payments.ledger import GOT_NOTHING, Ledger, invoice_ledger
 from payments.locks import order_and_invoices_locked
 from payments.models import Invoice
 from payments.refunds.models import REJECTIONS, Refund, RefundStatus
-from payments.refunds.selectors import refund_facts
+from payments.refunds.selectors import refund_address_changeable, refund_facts
 from payments.services import PaymentError, tx_hash_clean
 from payments.tasks import refund_verify_task
 from rental.celery import enqueue_after_commit
@@ -33,10 +33,6 @@ UNSENT = (RefundStatus.OWED, RefundStatus.ADDRESS_GIVEN)
 
 def _event(*, refund: Refund, order: Order, kind: str, actor: str, **fields) -> None:
     order_event_record(order=order, kind=kind, actor=actor, data=refund_facts(refund), **fields)
-
-
-def _unpinned(refund: Refund) -> bool:
-    return refund.status in UNSENT and refund.pinned_at is None
 
 
 def refunds_owed_sync(
@@ -67,7 +63,7 @@ def refunds_owed_sync(
                 owed_block=ledger.last_block,
             )
             _event(refund=refund, order=order, kind=Kind.REFUND_OWED, actor=Actor.SYSTEM)
-        elif current is not None and _unpinned(current) and current.amount != owed:
+        elif current is not None and refund_address_changeable(current) and current.amount != owed:
             # Not opened by staff yet: it follows the money (a further overpayment, a
             # reorganisation). Once pinned, what came since is owed in a refund of its own.
             Refund.objects.filter(pk=current.pk).update(amount=owed)
@@ -136,7 +132,7 @@ def refund_address_set(
                 _("The refund was sent already: its address can no longer change."),
                 code="refund_sent",
             )
-        if not any(_unpinned(refund) for refund in refunds):
+        if not any(refund_address_changeable(refund) for refund in refunds):
             raise PaymentError(
                 _(
                     "Our team is sending the refund to the address you gave: it can no longer "
@@ -146,7 +142,7 @@ def refund_address_set(
             )
         changed = []
         for refund in refunds:
-            if not _unpinned(refund) or (
+            if not refund_address_changeable(refund) or (
                 refund.status == RefundStatus.ADDRESS_GIVEN and refund.address == address
             ):
                 continue
