@@ -9,12 +9,19 @@ from django.utils import timezone
 from billing.models import BillingDocument, DocumentKind
 from orders.models import OrderStatus
 from orders.services import order_cancel, order_create, orders_expire
+from payments.models import Invoice, Transfer
 from payments.refunds.models import Refund, RefundStatus
 from payments.refunds.services import refund_address_set, refund_open, refund_tx_submit
 from payments.refunds.verify import refund_verify
 from payments.services import invoice_issue
+from payments.settlement import invoice_settle
 from tests.factories import EnvironmentFactory, GpuModelFactory, UserFactory, accepted_terms
-from tests.payments.helpers import deadline_at, reload
+from tests.payments.helpers import (
+    deadline_at,
+    order_with_invoice,
+    reload,
+    transfer_observed_and_settled,
+)
 from tests.payments.refund_helpers import CUSTOMER_WALLET
 
 pytestmark = pytest.mark.chain
@@ -83,3 +90,16 @@ def test_a_dust_transfer_after_a_confirmed_refund_never_revives_the_order(devnet
     owed = Refund.objects.exclude(status=RefundStatus.CONFIRMED).get(invoice=invoice)
     assert owed.amount == 1
     assert not BillingDocument.objects.filter(order=first, kind=DocumentKind.INVOICE).exists()
+
+
+def test_money_sent_to_a_replaced_invoices_address_is_flagged_and_owed_back_in_full(devnet):
+    replaced = order_with_invoice(devnet.usdc)
+    invoice_issue(order=replaced.order, asset=devnet.eth)  # the customer switched currency
+    transfer_observed_and_settled(replaced, 7_000_000)
+    replaced.transfers.update(status=Transfer.Status.CONFIRMED)
+    invoice_settle(invoice_id=replaced.pk)
+
+    replaced, order = reload(replaced)
+    assert replaced.status == Invoice.Status.CLOSED and replaced.review
+    assert order.status == S.AWAITING_PAYMENT
+    assert Refund.objects.get(invoice=replaced).amount == 7_000_000
