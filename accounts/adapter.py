@@ -1,5 +1,5 @@
 """allauth, the store's way: mails sent by a worker, failed logins counted per e-mail and
-client, and a new password that shuts the old doors."""
+client and per account (accounts.login_limits), and a new password that shuts the old doors."""
 
 from datetime import timedelta
 
@@ -7,9 +7,15 @@ from allauth.account.adapter import DefaultAccountAdapter
 from allauth.core import context as allauth_context
 from allauth.core.internal.ratelimit import get_rates
 from django import forms
+from django.conf import settings
 from django.contrib.sites.shortcuts import get_current_site
 from django.utils.translation import ngettext
 
+from accounts.login_limits import (
+    login_ceiling_lift,
+    login_ceiling_reached,
+    login_failure_count,
+)
 from accounts.mail import mail_queue
 from accounts.services import account_password_changed
 from accounts.two_factor import two_factor_enabled
@@ -61,6 +67,17 @@ class AccountAdapter(DefaultAccountAdapter):
         return f"{login_key}:{self.get_client_ip(request)}"
 
     def pre_authenticate(self, request, **credentials) -> None:
+        email = credentials.get("email") or credentials.get("username") or ""
+        if email and login_ceiling_reached(email=email):
+            minutes = settings.ACCOUNT_LOGIN_CEILING["period"] // 60
+            message = ngettext(
+                "Too many failed login attempts on this account. Try again in %(minutes)d "
+                "minute at most, or reset your password.",
+                "Too many failed login attempts on this account. Try again in %(minutes)d "
+                "minutes at most, or reset your password.",
+                minutes,
+            ) % {"minutes": minutes}
+            raise forms.ValidationError(message, code="too_many_login_attempts")
         try:
             super().pre_authenticate(request, **credentials)
         except forms.ValidationError as refused:
@@ -76,7 +93,13 @@ class AccountAdapter(DefaultAccountAdapter):
             ) % {"minutes": minutes}
             raise forms.ValidationError(message, code="too_many_login_attempts") from refused
 
+    def authentication_failed(self, request, **credentials) -> None:
+        email = credentials.get("email") or credentials.get("username") or ""
+        if email:
+            login_failure_count(email=email)
+
     def set_password(self, user, password: str) -> None:
         # allauth's one path for a password reset and a password change.
         super().set_password(user, password)
         account_password_changed(user=user)
+        login_ceiling_lift(email=user.email)

@@ -5,13 +5,21 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import User, time_zone_names, vat_number_normalise
+from rental.text import refuse_control_characters
 
 
 class SignupForm(forms.Form):
     """Extra fields of allauth's sign-up form: first and last name, nothing else to type."""
 
-    first_name = forms.CharField(label=_("First name"), max_length=150, strip=True)
-    last_name = forms.CharField(label=_("Last name"), max_length=150, strip=True)
+    first_name = forms.CharField(
+        label=_("First name"),
+        max_length=150,
+        strip=True,
+        validators=[refuse_control_characters],
+    )
+    last_name = forms.CharField(
+        label=_("Last name"), max_length=150, strip=True, validators=[refuse_control_characters]
+    )
     # Filled by static/js/time-zone.js with the browser's zone; the customer never sees it.
     time_zone = forms.CharField(required=False, widget=forms.HiddenInput)
 

@@ -14,6 +14,7 @@ from stdnum.eu import vat as eu_vat
 from stdnum.exceptions import ValidationError as NumberInvalid
 
 from accounts.ssh_keys import ssh_key_kind
+from rental.text import refuse_control_characters, refuse_control_characters_but_lines
 
 
 class UserManager(BaseUserManager):
@@ -90,8 +91,12 @@ class User(AbstractUser):
 
     username = None
     email = models.EmailField(_("e-mail address"), unique=True)
-    first_name = models.CharField(_("first name"), max_length=150)
-    last_name = models.CharField(_("last name"), max_length=150)
+    first_name = models.CharField(
+        _("first name"), max_length=150, validators=[refuse_control_characters]
+    )
+    last_name = models.CharField(
+        _("last name"), max_length=150, validators=[refuse_control_characters]
+    )
     language = models.CharField(
         _("preferred language"),
         max_length=8,
@@ -113,13 +118,19 @@ class User(AbstractUser):
     # db_default: rows written by code that predates the fields (older migrations' states)
     # get them empty too.
     company_name = models.CharField(
-        _("company name"), max_length=150, blank=True, default="", db_default=""
+        _("company name"),
+        max_length=150,
+        blank=True,
+        default="",
+        db_default="",
+        validators=[refuse_control_characters],
     )
     billing_address = models.TextField(
         _("billing address"),
         blank=True,
         default="",
         db_default="",
+        validators=[refuse_control_characters_but_lines],
         help_text=_("Street, postcode and city."),
     )
     country = models.CharField(
@@ -137,7 +148,7 @@ class User(AbstractUser):
         blank=True,
         default="",
         db_default="",
-        validators=[validate_vat_number],
+        validators=[refuse_control_characters, validate_vat_number],
         help_text=_("Intra-community VAT number, e.g. FR40303265045."),
     )
 

@@ -10,6 +10,7 @@ from weasyprint import HTML
 
 from billing.models import BillingDocument, VatMode
 from billing.services import DOCUMENT_LANGUAGE
+from rental.text import xml_safe
 
 # EN 16931 VAT category and exemption code (VATEX) per VAT mode.
 CATEGORIES = {
@@ -105,14 +106,16 @@ def document_xml(document: BillingDocument) -> bytes:
     """The Factur-X (CII, profile BASIC) XML of the document."""
     with translation.override(DOCUMENT_LANGUAGE):
         xml = render_to_string("billing/factur-x.xml", document_context(document))
-    return xml.encode()
+    # A buyer's detail taken before the forms refused control characters must not leave an
+    # issued document that never renders.
+    return xml_safe(xml).encode()
 
 
 def document_pdf(document: BillingDocument) -> bytes:
     """The PDF/A-3 that people read, carrying the Factur-X XML; the XML is checked against
     the Factur-X schema on the way in (facturx raises if it does not validate)."""
     with translation.override(DOCUMENT_LANGUAGE):
-        html = render_to_string("billing/document_pdf.html", document_context(document))
+        html = xml_safe(render_to_string("billing/document_pdf.html", document_context(document)))
         title = document_title(document)
     pdf = HTML(string=html).write_pdf(pdf_variant="pdf/a-3b")
     return facturx.generate_from_binary(

@@ -14,6 +14,7 @@ from catalog.models import TERM_CHOICES
 from catalog.selectors import active_environments
 from hosts.models import Host
 from orders.services import MAX_ENVIRONMENT_DETAILS, MAX_QUANTITY
+from rental.text import refuse_control_characters_but_lines
 
 
 class KeyCheckboxes(forms.CheckboxSelectMultiple):
@@ -49,6 +50,7 @@ class ConfigureForm(forms.Form):
         label=_("Your image or requirements"),
         required=False,
         max_length=MAX_ENVIRONMENT_DETAILS,
+        validators=[refuse_control_characters_but_lines],
         widget=forms.Textarea(attrs={"rows": 4}),
         help_text=_(
             "For a custom environment: the container image, or the packages and versions to "

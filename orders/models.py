@@ -8,6 +8,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from catalog.models import TERMS, Environment, GpuModel
+from rental.text import refuse_control_characters_but_lines
 
 
 class OrderStatus(models.TextChoices):
@@ -98,7 +99,9 @@ class Order(models.Model):
     environment = models.ForeignKey(
         Environment, on_delete=models.PROTECT, related_name="+", verbose_name=_("environment")
     )
-    environment_details = models.TextField(_("environment details"), blank=True)
+    environment_details = models.TextField(
+        _("environment details"), blank=True, validators=[refuse_control_characters_but_lines]
+    )
     quantity = models.PositiveIntegerField(_("quantity"))
     term_days = models.PositiveSmallIntegerField(_("term (days)"))
     # Price snapshot: what the customer accepted, whatever the catalog says later.

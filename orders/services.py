@@ -1,6 +1,7 @@
 """Writes on orders: quotes, creation, customer and staff actions, expiry and completion."""
 
 from collections.abc import Collection
+from contextlib import suppress
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -427,6 +428,24 @@ def order_stop_early(*, order: Order, user: User) -> bool:
         )
 
 
+# An extension not paid yet: its rental's refund cancels it, so it can never be paid for days
+# that will not come (money reaching it anyway is owed back in full).
+PENDING_EXTENSION = (OrderStatus.AWAITING_PAYMENT, OrderStatus.EXPIRED)
+REFUNDABLE = (OrderStatus.PAID, OrderStatus.PROVISIONING)
+
+
+def _extension_cancel(*, extension: Order, actor_user: User) -> None:
+    # Money reached it meanwhile (not cancellable): the settlement finds the rental gone and
+    # owes it back.
+    with suppress(OrderError):
+        order_cancel(
+            order=extension,
+            actor=Actor.STAFF,
+            actor_user=actor_user,
+            reason=gettext_noop("its rental was refunded"),
+        )
+
+
 def order_refund(*, order: Order, actor_user: User, reason: str) -> bool:
     """Staff refund a paid order: it ends, and what it received is owed back (orders.hooks).
 
@@ -438,15 +457,23 @@ def order_refund(*, order: Order, actor_user: User, reason: str) -> bool:
     with transaction.atomic():
         # Extensions before their rental, as everywhere (orders.extensions): a refund of one
         # of them at the same time takes the same locks in the same order.
-        paid_extensions = (
+        extensions = (
             []
             if order.is_extension
             else list(
                 Order.objects.select_for_update()
-                .filter(extends=order, status=OrderStatus.PAID)
+                .filter(extends=order, status__in=[OrderStatus.PAID, *PENDING_EXTENSION])
                 .order_by("pk")
             )
         )
+        paid_extensions = [each for each in extensions if each.status == OrderStatus.PAID]
+        # The rental's row next (its extensions hold theirs already, so a payment settling one
+        # of them waits there first): it cannot move before its pending extensions are gone.
+        rental_status = Order.objects.select_for_update().values_list("status", flat=True)
+        if rental_status.get(pk=order.pk) in REFUNDABLE:
+            for extension in extensions:
+                if extension.status in PENDING_EXTENSION:
+                    _extension_cancel(extension=extension, actor_user=actor_user)
         refunded = order_transition(
             order=order,
             to=OrderStatus.REFUNDED,

@@ -10,6 +10,7 @@ from django.utils.translation import ngettext_lazy
 
 from orders.hooks import PageSection
 from orders.models import Order
+from payments.ledger import invoice_ledger
 from payments.models import (
     Asset,
     Chain,
@@ -199,7 +200,8 @@ class InvoiceAdmin(AppendOnlyAdmin):
 
     @admin.display(description=_("refund owed"))
     def refund_owed_display(self, invoice):
-        return _in_units(invoice.refund_owed, invoice.asset)
+        owed = invoice_ledger(invoice=invoice).owed(invoice=invoice, order=invoice.order)
+        return _in_units(owed, invoice.asset)
 
     @admin.action(description=_("Mark as paid (with a reason)"), permissions=["change"])
     def mark_paid(self, request, queryset):

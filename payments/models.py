@@ -13,7 +13,7 @@ from django.db.models.functions import Lower
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from orders.models import Order, OrderStatus
+from orders.models import Order
 
 
 class _Digits(TypedDict):
@@ -349,14 +349,6 @@ class Invoice(models.Model):
 
     def __str__(self) -> str:
         return f"{self.order.number} · {self.asset.symbol}"
-
-    @property
-    def refund_owed(self) -> Decimal:
-        # An order that did not get its GPUs (they were sold while it was expired, or staff
-        # refunded it) owes it all.
-        if self.order.status in (OrderStatus.EXPIRED, OrderStatus.CANCELLED, OrderStatus.REFUNDED):
-            return self.amount_received
-        return max(self.amount_received - self.amount_due, Decimal(0))
 
     @property
     def amount_left(self) -> Decimal:

@@ -1,10 +1,12 @@
 import logging
 import os
+import time
 from functools import partial
 
 from celery import Celery, Task
 from django.db import transaction
 from kombu.exceptions import OperationalError as BrokerUnavailable
+from redis.exceptions import RedisError
 
 from rental import kombu_filesystem
 
@@ -48,8 +50,24 @@ def enqueue_after_commit(name: str, *args, **options) -> None:
     transaction.on_commit(partial(_enqueue, task_named(name), args, options))
 
 
+# A broker that made us wait for nothing (it hangs: its socket timeouts ran out) is not asked
+# again before BROKER_RESTS_FOR seconds, or each request would wait as long again. One that
+# refuses at once costs nothing and is asked every time.
+BROKER_RESTS_FOR = 1.0
+HANGING_AFTER = 0.25
+_broker_unanswered_at = -BROKER_RESTS_FOR
+
+
 def _enqueue(task, args: tuple, options: dict) -> None:
+    global _broker_unanswered_at
+    if time.monotonic() - _broker_unanswered_at < BROKER_RESTS_FOR:
+        logger.warning("%s%r not queued, left to its sweep: broker not answering", task.name, args)
+        return
+    started = time.monotonic()
     try:
         task.apply_async(args, **options)
-    except BrokerUnavailable as exc:
+    # Refused, or not answering in time (a hung Redis may raise its own timeout, not kombu's).
+    except (BrokerUnavailable, RedisError, OSError) as exc:
+        if time.monotonic() - started >= HANGING_AFTER:
+            _broker_unanswered_at = time.monotonic()
         logger.warning("%s%r not queued, left to its sweep: %s", task.name, args, exc)

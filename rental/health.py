@@ -5,14 +5,17 @@
 - /healthz/ready (and /healthz, for the monitors already calling it): database, broker, cache
   (without it pages still sell, but logins and the API answer 503) and what the apps register
   in `readiness_checks` (payments: each chain's watcher, from its stored state, no RPC call).
-  200 when all are fine, else 503.
+  200 when all are fine, else 503; within HEALTHZ_CHECKS_TIMEOUT_SECONDS (plus the caller's
+  own checks) whatever hangs, as the checks run side by side in a small pool of threads.
 
 Anonymous callers learn only ok or not ok: the details name internal hosts and errors, so
 they are for staff and for monitors sending `Authorization: Bearer <HEALTHZ_TOKEN>`.
 """
 
 import hmac
+import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, wait
 
 from django.conf import settings
 from django.core.cache import cache
@@ -58,6 +61,34 @@ def _run(check) -> dict:
         return {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:300]}
 
 
+# Redis (broker, cache) may accept a connection and never answer: those checks run in a small
+# pool of threads while the others run here, and the answer waits for them this long at most.
+# A check still stuck holds one of these threads, not the request (with all of them stuck,
+# later checks wait in the queue and count as timed out). The database and the apps' checks
+# read this request's own connection (and, in tests, its transaction), so they stay here.
+OFF_THREAD = frozenset({"broker", "cache"})
+_checks_pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="healthz")
+TIMED_OUT = {"ok": False, "error": "no answer in time"}
+
+
+def _results() -> dict[str, dict]:
+    readiness_checks = {**READINESS_CHECKS, **answers("readiness_checks")}
+    started = time.monotonic()
+    futures = {
+        name: _checks_pool.submit(_run, check)
+        for name, check in readiness_checks.items()
+        if name in OFF_THREAD
+    }
+    results = {
+        name: _run(check) for name, check in readiness_checks.items() if name not in OFF_THREAD
+    }
+    left = settings.HEALTHZ_CHECKS_TIMEOUT_SECONDS - (time.monotonic() - started)
+    wait(futures.values(), timeout=max(left, 0))
+    for name, future in futures.items():
+        results[name] = future.result() if future.done() else TIMED_OUT
+    return {name: results[name] for name, _check in readiness_checks.items()}
+
+
 def _may_see_details(request) -> bool:
     token = settings.HEALTHZ_TOKEN
     sent = request.headers.get("Authorization", "")
@@ -79,8 +110,7 @@ def live(request):
 
 @never_cache
 def ready(request):
-    checks = {**READINESS_CHECKS, **answers("readiness_checks")}
-    results = {name: _run(check) for name, check in checks.items()}
+    results = _results()
     healthy = all(result["ok"] for result in results.values())
     body = {"status": "ok" if healthy else "error"}
     if _may_see_details(request):

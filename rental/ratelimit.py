@@ -233,6 +233,20 @@ def stored_and_counted(*, key: str, window: str, period: int) -> tuple[Any, Wind
     return backend._cache._serializer.loads(value), counted
 
 
+def _limit_key(scope: str, key: str) -> str:
+    return f"ratelimit:{scope}:{key}"
+
+
 def rate_limit_exceeded(*, scope: str, key: str, limit: int, period: int) -> bool:
     """Count one use of `scope` by `key`; True once more than `limit` uses fall in `period` s."""
-    return window_count(key=f"ratelimit:{scope}:{key}", period=period).uses > limit
+    return window_count(key=_limit_key(scope, key), period=period).uses > limit
+
+
+def rate_limit_uses(*, scope: str, key: str) -> int:
+    """The uses of `scope` by `key` in its open window (0 when none is open); counts none."""
+    return int(caches["default"].get(_limit_key(scope, key)) or 0)
+
+
+def rate_limit_reset(*, scope: str, key: str) -> None:
+    """Close the window of `scope` by `key` now: its next use opens a new one."""
+    caches["default"].delete(_limit_key(scope, key))

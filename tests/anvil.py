@@ -205,6 +205,9 @@ def devnet(db, anvil, settings, celery_eager):
     from payments.devnet import devnet_register
 
     settings.PAYMENTS_DERIVATION_START = next(_derivation_ranges)
+    # Staff refund from the devnet's paying account; a test paying from another one is not
+    # the store.
+    settings.PAYMENTS_REFUND_WALLETS = (anvil.w3.eth.accounts[1].lower(),)
     chain = devnet_register(
         rpc_url=anvil.url, token_address=anvil.usdc, confirmations=3, feeds=anvil.feeds
     )

@@ -40,6 +40,7 @@ from orders.services import MAX_ENVIRONMENT_DETAILS, MAX_QUANTITY, order_cancel,
 from orders.versions import order_answer_version, versions_supported
 from payments.services import payment_claim_rate_limited, payment_claim_record
 from rental.responsecache import cached_data
+from rental.text import refuse_control_characters_but_lines
 
 Actor = OrderEvent.Actor
 
@@ -130,6 +131,7 @@ class ConfigurationInputSerializer(serializers.Serializer):
         allow_blank=True,
         default="",
         max_length=MAX_ENVIRONMENT_DETAILS,
+        validators=[refuse_control_characters_but_lines],
         help_text="Required for an environment with `requires_details`.",
     )
     quantity = serializers.IntegerField(min_value=1, max_value=MAX_QUANTITY)

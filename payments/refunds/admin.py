@@ -11,7 +11,7 @@ from payments.queue import refund_queue_cases
 from payments.refunds.forms import RefundTransactionForm
 from payments.refunds.models import Refund
 from payments.refunds.selectors import refund_to_send
-from payments.refunds.services import refund_tx_submit
+from payments.refunds.services import refund_open, refund_tx_submit
 from payments.services import PaymentError
 from rental.admin import AppendOnlyAdmin, queue_filter
 
@@ -39,12 +39,19 @@ class RefundAdmin(AppendOnlyAdmin):
         if queryset.count() != 1:
             self.message_user(request, gettext("Choose one refund at a time."), messages.ERROR)
             return None
-        refund = queryset.select_related("order", "asset", "chain").get()
-        form = RefundTransactionForm(request.POST if "apply" in request.POST else None)
+        # Opening it pins the address: what this page shows is what staff pay.
+        refund = refund_open(refund=queryset.get())
+        applied = "apply" in request.POST
+        form = RefundTransactionForm(
+            request.POST if applied else None, initial={"address": refund.address}
+        )
         if form.is_valid():
             try:
                 refund_tx_submit(
-                    refund=refund, tx_hash=form.cleaned_data["tx_hash"], staff_user=request.user
+                    refund=refund,
+                    tx_hash=form.cleaned_data["tx_hash"],
+                    address=form.cleaned_data["address"],
+                    staff_user=request.user,
                 )
             except PaymentError as exc:
                 form.add_error("tx_hash", exc.message)

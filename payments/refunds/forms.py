@@ -30,6 +30,8 @@ class RefundAddressForm(forms.Form):
 
 
 class RefundTransactionForm(forms.Form):
+    # The address the page showed, posted back: a refund paid elsewhere since is refused.
+    address = forms.CharField(max_length=42, widget=forms.HiddenInput)
     tx_hash = forms.CharField(
         label=_("Hash of the refund transaction"),
         max_length=100,

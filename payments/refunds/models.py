@@ -28,6 +28,8 @@ REJECTIONS = {
     "wrong_address": gettext_noop("the transaction sent nothing to the refund address"),
     "amount_too_small": gettext_noop("the transaction sent less than the amount owed"),
     "already_used": gettext_noop("the transaction already proves another refund"),
+    "wrong_sender": gettext_noop("the transaction was not sent from one of the store's wallets"),
+    "too_early": gettext_noop("the transaction was mined before the refund was owed"),
 }
 
 
@@ -68,7 +70,12 @@ class Refund(models.Model):
         verbose_name=_("sent by"),
     )
     created_at = models.DateTimeField(_("owed since"), default=timezone.now)
+    # The block of the latest transfer that made it owed: only a transaction mined after it
+    # proves the refund (an older transfer of the store's to that address proves nothing).
+    owed_block = models.PositiveBigIntegerField(_("owed since block"), null=True, blank=True)
     address_given_at = models.DateTimeField(_("address given"), null=True, blank=True)
+    # Staff opened the refund to pay it: from then on its address and amount never change.
+    pinned_at = models.DateTimeField(_("address pinned"), null=True, blank=True)
     sent_at = models.DateTimeField(_("sent"), null=True, blank=True)
     confirmed_at = models.DateTimeField(_("confirmed"), null=True, blank=True)
 

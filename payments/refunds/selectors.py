@@ -32,6 +32,13 @@ def refund_current(*, order: Order, refunds: Iterable[Refund] | None = None) -> 
     )
 
 
+def refund_address_changeable(refund: Refund) -> bool:
+    """Whether the customer may still give or correct the address: not once staff opened the
+    refund to pay it (pinned), nor once it was sent."""
+    unsent = refund.status in (RefundStatus.OWED, RefundStatus.ADDRESS_GIVEN)
+    return unsent and refund.pinned_at is None
+
+
 def refund_address_display(refund: Refund) -> str:
     return to_checksum_address(refund.address) if refund.address else ""
 

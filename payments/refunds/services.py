@@ -6,7 +6,6 @@ one order change one at a time and in the one lock order; nothing here calls the
 """
 
 import re
-from decimal import Decimal
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -14,12 +13,13 @@ from django.utils.translation import gettext_lazy as _
 from eth_utils import is_checksum_address
 
 from accounts.models import User
-from orders.models import Order, OrderEvent, OrderStatus
+from orders.models import Order, OrderEvent
 from orders.transitions import order_event_record
+from payments.ledger import GOT_NOTHING, Ledger, invoice_ledger
 from payments.locks import order_and_invoices_locked
 from payments.models import Invoice
 from payments.refunds.models import REJECTIONS, Refund, RefundStatus
-from payments.refunds.selectors import refund_facts
+from payments.refunds.selectors import refund_address_changeable, refund_facts
 from payments.services import PaymentError, tx_hash_clean
 from rental.celery import enqueue_after_commit
 
@@ -34,30 +34,24 @@ def _event(*, refund: Refund, order: Order, kind: str, actor: str, **fields) -> 
     order_event_record(order=order, kind=kind, actor=actor, data=refund_facts(refund), **fields)
 
 
-def _owed_total(*, invoice: Invoice, status: str) -> Decimal:
-    # An expired order may still be revived by its late payment while its units are free:
-    # its money is owed back only once the units are gone (the `review` flag).
-    if status == OrderStatus.EXPIRED and not invoice.review:
-        return Decimal(0)
-    return invoice.refund_owed
-
-
-def refunds_owed_sync(*, order: Order, invoices: list[Invoice]) -> None:
-    """Bring each invoice's open refund to what is owed now: what it received beyond its due
-    (all of it when the order got nothing), less what confirmed refunds returned already.
+def refunds_owed_sync(
+    *, order: Order, invoices: list[Invoice], ledgers: dict[int, Ledger] | None = None
+) -> None:
+    """Bring each invoice's open refund to what its ledger owes now (payments.ledger).
 
     Runs under order_and_invoices_locked (the settlement's, or a staff refund's), with `order`
-    and `invoices` read there. Safe to run again: it only writes what changed.
+    and `invoices` read there (`ledgers`: those the caller read under the same locks). Safe to
+    run again: it only writes what changed.
     """
     for invoice in invoices:
-        # A replaced invoice credits nothing; a cancelled order's closed one owes what came.
-        if invoice.status == Invoice.Status.CLOSED and order.status != OrderStatus.CANCELLED:
-            continue
-        invoice.order = order  # refund_owed reads the order's status: the locked one
-        refunds = list(Refund.objects.filter(invoice=invoice).select_related("asset", "chain"))
-        returned = sum((r.amount for r in refunds if r.status == RefundStatus.CONFIRMED), 0)
-        owed = max(_owed_total(invoice=invoice, status=order.status) - returned, Decimal(0))
-        current = next((r for r in refunds if r.status != RefundStatus.CONFIRMED), None)
+        ledger = (ledgers or {}).get(invoice.pk) or invoice_ledger(invoice=invoice)
+        owed = ledger.owed(invoice=invoice, order=order)
+        current = (
+            Refund.objects.filter(invoice=invoice)
+            .exclude(status=RefundStatus.CONFIRMED)
+            .select_related("asset", "chain")
+            .first()
+        )
         if current is None and owed > 0:
             refund = Refund.objects.create(
                 order=order,
@@ -65,10 +59,12 @@ def refunds_owed_sync(*, order: Order, invoices: list[Invoice]) -> None:
                 chain_id=invoice.asset.chain_id,
                 asset_id=invoice.asset_id,
                 amount=owed,
+                owed_block=ledger.last_block,
             )
             _event(refund=refund, order=order, kind=Kind.REFUND_OWED, actor=Actor.SYSTEM)
-        elif current is not None and current.status in UNSENT and current.amount != owed:
-            # Not sent yet: it follows the money (a further overpayment, a reorganisation).
+        elif current is not None and refund_address_changeable(current) and current.amount != owed:
+            # Not opened by staff yet: it follows the money (a further overpayment, a
+            # reorganisation). Once pinned, what came since is owed in a refund of its own.
             Refund.objects.filter(pk=current.pk).update(amount=owed)
 
 
@@ -135,9 +131,17 @@ def refund_address_set(
                 _("The refund was sent already: its address can no longer change."),
                 code="refund_sent",
             )
+        if not any(refund_address_changeable(refund) for refund in refunds):
+            raise PaymentError(
+                _(
+                    "Our team is sending the refund to the address you gave: it can no longer "
+                    "change."
+                ),
+                code="refund_pinned",
+            )
         changed = []
         for refund in refunds:
-            if refund.status not in UNSENT or (
+            if not refund_address_changeable(refund) or (
                 refund.status == RefundStatus.ADDRESS_GIVEN and refund.address == address
             ):
                 continue
@@ -165,9 +169,21 @@ SUBMITTABLE = {
 }
 
 
-def refund_tx_submit(*, refund: Refund, tx_hash: str, staff_user: User) -> Refund:
-    """Staff paid the refund from their wallet and paste its hash: checked on chain next
-    (payments.refunds.verify), never taken on trust. Raises PaymentError with the reason."""
+def refund_open(*, refund: Refund) -> Refund:
+    """Staff open the refund to pay it: its address (and amount) are pinned from now on, so
+    what staff are shown is what they pay and what the chain check expects."""
+    with order_and_invoices_locked(refund.order_id):
+        Refund.objects.filter(
+            pk=refund.pk, status__in=[*UNSENT, RefundStatus.REJECTED], pinned_at=None
+        ).exclude(address="").update(pinned_at=timezone.now())
+        return Refund.objects.select_related("order", "asset", "chain").get(pk=refund.pk)
+
+
+def refund_tx_submit(*, refund: Refund, tx_hash: str, address: str, staff_user: User) -> Refund:
+    """Staff paid the refund from the store's wallet to `address` (the one they were shown)
+    and paste its hash: checked on chain next (payments.refunds.verify), never taken on trust.
+    Raises PaymentError with the reason; a refund whose address is not `address` is refused,
+    never re-targeted."""
     tx_hash = tx_hash_clean(tx_hash)
     if not tx_hash:
         raise PaymentError(_("Paste the hash of the refund transaction."), code="tx_hash")
@@ -175,6 +191,14 @@ def refund_tx_submit(*, refund: Refund, tx_hash: str, staff_user: User) -> Refun
         refund = Refund.objects.select_related("asset", "chain").get(pk=refund.pk)
         if refund.status in SUBMITTABLE:
             raise PaymentError(SUBMITTABLE[refund.status], code="not_submittable")
+        if refund.address != (address or "").strip().lower():
+            raise PaymentError(
+                _(
+                    "The refund address is not the one this page showed: reload the refund and "
+                    "check it before sending anything."
+                ),
+                code="address_changed",
+            )
         used = _("This transaction already proves another refund.")
         if (
             Refund.objects.filter(chain_id=refund.chain_id, tx_hash=tx_hash)
@@ -184,6 +208,7 @@ def refund_tx_submit(*, refund: Refund, tx_hash: str, staff_user: User) -> Refun
             raise PaymentError(used, code="already_used")
         refund.status, refund.tx_hash, refund.staff_user = RefundStatus.SENT, tx_hash, staff_user
         refund.sent_at, refund.rejection, refund.amount_sent = timezone.now(), "", None
+        refund.pinned_at = refund.pinned_at or refund.sent_at
         refund.block_number = None
         try:
             with transaction.atomic():
@@ -200,6 +225,14 @@ def refund_tx_submit(*, refund: Refund, tx_hash: str, staff_user: User) -> Refun
         )
         enqueue_after_commit("payments.tasks.refund_verify_task", refund.pk)
     return refund
+
+
+def _invoice_close(*, invoice: Invoice) -> None:
+    """The money of an order that got nothing went back: its invoice closes, so whatever
+    reaches its address later is flagged and owed back in full, never credited."""
+    if invoice.status != Invoice.Status.CLOSED:
+        invoice.status, invoice.closed_at = Invoice.Status.CLOSED, timezone.now()
+        invoice.save(update_fields=["status", "closed_at"])
 
 
 def refund_verdict_record(
@@ -225,6 +258,8 @@ def refund_verdict_record(
         refund = Refund.objects.select_related("asset", "chain").get(pk=refund.pk)
         if confirmed:
             _event(refund=refund, order=order, kind=Kind.REFUND_CONFIRMED, actor=Actor.SYSTEM)
+            if order.status in GOT_NOTHING:
+                _invoice_close(invoice=next(i for i in invoices if i.pk == refund.invoice_id))
             # Money received since the refund was computed is owed in a refund of its own.
             refunds_owed_sync(order=order, invoices=invoices)
         else:

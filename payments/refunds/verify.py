@@ -1,14 +1,18 @@
 """The chain's verdict on a refund transaction staff pasted.
 
 It proves the refund when it succeeded, moved at least the amount owed of the refund's asset
-to the refund's address on the refund's network, and is final there. RPC calls first, without
-locks; the verdict is written after (payments.refunds.services.refund_verdict_record).
+from one of the store's refund wallets (PAYMENTS_REFUND_WALLETS) to the refund's pinned
+address on the refund's network, was mined after the refund was owed, and is final there:
+a customer paying themselves, or an older transfer of the store's, proves nothing.
+RPC calls first, without locks; the verdict is written after
+(payments.refunds.services.refund_verdict_record).
 """
 
 import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.utils import timezone
 
 from payments.refunds.models import Refund, RefundStatus
@@ -24,6 +28,19 @@ logger = logging.getLogger(__name__)
 NOT_FOUND_GRACE = timedelta(minutes=2)
 
 
+@dataclass
+class Moved:
+    from_store: int = 0
+    from_others: int = 0
+    other_asset: bool = False
+
+    def add(self, *, amount: int, from_store: bool) -> None:
+        if from_store:
+            self.from_store += amount
+        else:
+            self.from_others += amount
+
+
 @dataclass(frozen=True)
 class Verdict:
     rejection: str  # empty: the transaction proves the refund
@@ -31,23 +48,25 @@ class Verdict:
     block_number: int | None = None
 
 
-def _moved(*, refund: Refund, receipt: Receipt, tx: Transaction | None) -> tuple[int, bool]:
-    """(amount of the refund's asset that reached its address, whether anything else did)."""
-    amount, other_asset = 0, False
+def _moved(*, refund: Refund, receipt: Receipt, tx: Transaction | None) -> Moved:
+    """What the transaction moved to the refund's address: of the refund's asset from the
+    store's wallets, of that asset from anyone else, and of anything else."""
+    wallets = set(settings.PAYMENTS_REFUND_WALLETS)
+    moved = Moved()
     for log in receipt.logs:
         decoded = decode_transfer_log(log)
         if decoded is None or log.removed or decoded[1] != refund.address:
             continue
         if not refund.asset.is_native and log.address == refund.asset.contract_address:
-            amount += decoded[2]
+            moved.add(amount=decoded[2], from_store=decoded[0] in wallets)
         else:
-            other_asset = True
+            moved.other_asset = True
     if tx is not None and tx.to == refund.address and tx.value > 0:
         if refund.asset.is_native:
-            amount += tx.value
+            moved.add(amount=tx.value, from_store=tx.from_address in wallets)
         else:
-            other_asset = True
-    return amount, other_asset
+            moved.other_asset = True
+    return moved
 
 
 def refund_chain_check(*, refund: Refund, client: RpcClient, now: datetime) -> Verdict | None:
@@ -62,15 +81,19 @@ def refund_chain_check(*, refund: Refund, client: RpcClient, now: datetime) -> V
     block = receipt.block_number
     if not receipt.succeeded:
         return Verdict("reverted", block_number=block)
-    amount, other_asset = _moved(refund=refund, receipt=receipt, tx=tx)
-    if not amount:
-        return Verdict("wrong_asset" if other_asset else "wrong_address", block_number=block)
-    if amount < refund.amount:
-        return Verdict("amount_too_small", amount_sent=amount, block_number=block)
+    moved = _moved(refund=refund, receipt=receipt, tx=tx)
+    if not moved.from_store:
+        if moved.from_others:
+            return Verdict("wrong_sender", block_number=block)
+        return Verdict("wrong_asset" if moved.other_asset else "wrong_address", block_number=block)
+    if moved.from_store < refund.amount:
+        return Verdict("amount_too_small", amount_sent=moved.from_store, block_number=block)
+    if refund.owed_block is not None and block <= refund.owed_block:
+        return Verdict("too_early", block_number=block)
     final = block_is_final(
         chain=refund.chain, client=client, block_number=block, block_hash=receipt.block_hash
     )
-    return Verdict("", amount_sent=amount, block_number=block) if final else None
+    return Verdict("", amount_sent=moved.from_store, block_number=block) if final else None
 
 
 def refund_verify(*, refund_id: int, now: datetime | None = None) -> str:

@@ -15,8 +15,8 @@ from orders.models import Order, OrderEvent
 from orders.selectors import order_for_user_or_404
 from orders.views import order_page
 from payments.refunds.forms import RefundAddressForm
-from payments.refunds.models import RefundStatus
 from payments.refunds.selectors import (
+    refund_address_changeable,
     refund_address_display,
     refund_amount_localized,
     refund_current,
@@ -33,13 +33,12 @@ def refund_section_context(*, order: Order, form: RefundAddressForm | None = Non
     refund = refund_current(order=order)
     if refund is None:
         return {"refund": None}
-    unsent = refund.status in (RefundStatus.OWED, RefundStatus.ADDRESS_GIVEN)
     return {
         "refund": refund,
         "amount": refund_amount_localized(refund),
         "address": refund_address_display(refund),
         "explorer_url": refund.chain.explorer_link(refund.tx_hash) if refund.tx_hash else "",
-        "form": form or (RefundAddressForm() if unsent else None),
+        "form": form or (RefundAddressForm() if refund_address_changeable(refund) else None),
     }
 
 

@@ -1,7 +1,7 @@
 """The head follower: a scan on each new block, so the Nth confirmation credits at once.
 
 `manage.py follow_heads` subscribes to `newHeads` over the RPC's WebSocket and runs the
-chain's scan (payments.scanner.chain_scan, the beat's very code) on every head. Heads that
+chain's scan (payments.watcher.scanner.chain_scan, the beat's very code) on every head. Heads that
 arrive while a scan runs make one more scan, not one each. One follower per chain at a
 time: a lease, held as a PostgreSQL advisory lock on a connection of its own, which the
 server releases the moment the process dies. A lost socket reconnects with back-off; the

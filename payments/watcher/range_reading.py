@@ -4,7 +4,7 @@ Token transfers: eth_getLogs filtered on the node by the `to` topic, for the dep
 watched at the range's time only (one call per PAYMENTS_LOG_RECIPIENTS_PER_CALL addresses),
 never every Transfer of the token. Ether: the balances of the ETH invoices' addresses at the
 range's two ends, asked by block hash; only a balance that changed is bisected to its blocks
-(payments.internal_transfers.balance_changes), and only those blocks are fetched in full. No
+(payments.watcher.internal_transfers.balance_changes), and only those blocks are fetched in full. No
 ETH invoice watched: no balance and no full block at all.
 
 Consistency without every header: the end block's hash is read first and read again last,

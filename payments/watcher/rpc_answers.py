@@ -1,7 +1,7 @@
 """The shapes of Ethereum JSON-RPC answers, validated by pydantic, and the Transfer log.
 
 Anything that does not have the shape the protocol promises is refused here, before the
-watcher reads it (payments.rpc turns the refusal into InvalidAnswer).
+watcher reads it (payments.watcher.rpc turns the refusal into InvalidAnswer).
 """
 
 import re

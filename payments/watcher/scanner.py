@@ -1,6 +1,6 @@
 """The chain watcher: scan blocks from the cursor, record transfers, follow confirmations.
 
-What a range holds is read by payments.range_reading; this module moves the cursor, walks
+What a range holds is read by payments.watcher.range_reading; this module moves the cursor, walks
 back on reorganisations and confirms transfers by the chain's finality rule.
 
 One scan at a time per chain (an advisory lock), RPC calls first and writes after (no RPC
@@ -281,7 +281,7 @@ def _reorg_check(*, chain: Chain, cursor: ScanCursor, client: RpcClient, report:
 
 
 def _confirmations_update(*, chain: Chain, client: RpcClient, head: int, report: ScanReport):
-    """Seen transfers final by the chain's rule (payments.finality), and still in the
+    """Seen transfers final by the chain's rule (payments.watcher.finality), and still in the
     canonical chain, become confirmed."""
     deepest = final_height(chain=chain, client=client, head=head)
     pending = list(

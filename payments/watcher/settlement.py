@@ -17,6 +17,7 @@ from orders.errors import UnitsGone
 from orders.models import Order, OrderEvent, OrderStatus
 from orders.stock import order_paying_transition
 from orders.transitions import order_event_record, order_transition
+from payments.ledger import GOT_NOTHING, invoice_ledger
 from payments.locks import order_and_invoices_locked, orders_and_invoices_locked
 from payments.models import Asset, Chain, Invoice, Transfer
 from payments.refunds.services import refunds_owed_sync
@@ -44,8 +45,9 @@ class ObservedTransfer:
 def _disposition(*, invoice: Invoice, order: Order, observed: ObservedTransfer) -> str:
     if observed.asset.pk != invoice.asset_id:
         return Disposition.WRONG_ASSET
-    # A replaced invoice's money may be meant for its replacement: staff decide. A cancelled
-    # order's invoice closed with it: its money counts, to be flagged and owed back in full.
+    # A closed invoice (replaced, or its money refunded) credits nothing: what reaches it is
+    # owed back in full. A cancelled order's invoice closed with it: its money counts, to be
+    # flagged and owed back in full too.
     if invoice.status == Invoice.Status.CLOSED and order.status != OrderStatus.CANCELLED:
         return Disposition.CLOSED_INVOICE
     if observed.block_time > invoice.monitor_until:
@@ -67,7 +69,9 @@ def _transfer_data(transfer: Transfer) -> dict:
 # Keyed by str: a transfer's disposition reads back from the database as a plain string.
 FLAG_REASONS: dict[str, str] = {
     Disposition.WRONG_ASSET: gettext_noop("a transfer in another currency than the invoice's"),
-    Disposition.CLOSED_INVOICE: gettext_noop("a transfer to the address of a replaced invoice"),
+    Disposition.CLOSED_INVOICE: gettext_noop(
+        "a transfer to the address of a closed invoice: owed back in full"
+    ),
     Disposition.UNMONITORED: gettext_noop("a transfer after the watch period"),
 }
 
@@ -147,6 +151,7 @@ def _transfer_store(
             flag="wrong_asset" if transfer.disposition == Disposition.WRONG_ASSET else "review",
             reason=FLAG_REASONS[transfer.disposition],
             data=_transfer_data(transfer),
+            each_time=True,
         )
     return True
 
@@ -158,9 +163,13 @@ def _transfer_event(*, transfer: Transfer, invoice: Invoice, kind: str, reason: 
     )
 
 
-def _flag(*, invoice: Invoice, flag: str, reason: str, data: dict | None = None) -> None:
-    """Raise a flag on the invoice, with a timeline event the first time only."""
-    if not Invoice.objects.filter(pk=invoice.pk, **{flag: False}).update(**{flag: True}):
+def _flag(
+    *, invoice: Invoice, flag: str, reason: str, data: dict | None = None, each_time: bool = False
+) -> None:
+    """Raise a flag on the invoice, with a timeline event the first time only (`each_time`:
+    every time, for a transfer staff must look at whatever flags are up already)."""
+    raised = Invoice.objects.filter(pk=invoice.pk, **{flag: False}).update(**{flag: True})
+    if not (raised or each_time):
         return
     setattr(invoice, flag, True)
     order = Order.objects.get(pk=invoice.order_id)
@@ -227,12 +236,13 @@ def invoice_settle(*, invoice_id: int) -> None:
                 status=Transfer.Status.ORPHANED
             )
         )
-        confirmed = sum((t.amount for t in counted if t.status == "confirmed"), Decimal(0))
-        pending = sum((t.amount for t in counted if t.status == "seen"), Decimal(0))
+        ledger = invoice_ledger(invoice=invoice)
+        confirmed, pending = ledger.received, ledger.pending
+        # Only money the store still holds pays: a refund sent is never counted again.
         due = invoice.amount_due
         enough = due - _tolerance(due)
-        covered = confirmed + pending >= enough
-        covered_confirmed = confirmed >= enough
+        covered = ledger.held + pending >= enough
+        covered_confirmed = ledger.held >= enough
 
         invoice.amount_received, invoice.amount_pending = confirmed, pending
         invoice.multiple = len(counted) > 1
@@ -263,7 +273,13 @@ def invoice_settle(*, invoice_id: int) -> None:
             )
 
         data = {"invoice": invoice.pk, "received": str(confirmed), "pending": str(pending)}
-        if covered and order.status in (OrderStatus.AWAITING_PAYMENT, OrderStatus.EXPIRED):
+        # An order whose money went back is never revived by what reaches it afterwards.
+        revivable = not ledger.refunded and invoice.status != Invoice.Status.CLOSED
+        if (
+            covered
+            and revivable
+            and order.status in (OrderStatus.AWAITING_PAYMENT, OrderStatus.EXPIRED)
+        ):
             _payment_accept(order=order, invoice=invoice, data=data)
         if order.status == OrderStatus.CONFIRMING:
             if covered_confirmed:
@@ -287,7 +303,7 @@ def invoice_settle(*, invoice_id: int) -> None:
                 )
         elif order.status in PAID_STATUSES and not invoice.marked:
             _funds_follow(invoice=invoice, kept=covered_confirmed, data=data)
-        elif covered and order.status in (OrderStatus.CANCELLED, OrderStatus.REFUNDED):
+        elif order.status in GOT_NOTHING and ledger.owed(invoice=invoice, order=order):
             _flag(
                 invoice=invoice,
                 flag="review",
@@ -295,7 +311,7 @@ def invoice_settle(*, invoice_id: int) -> None:
                 data=data,
             )
         # Overpaid, paid late for units sold since, paid for a closed order: owed back.
-        refunds_owed_sync(order=order, invoices=[invoice])
+        refunds_owed_sync(order=order, invoices=[invoice], ledgers={invoice.pk: ledger})
 
 
 # Once paid, the order goes on to its machines: money that leaves the chain then is a loss.

@@ -174,9 +174,12 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache (rate limits, throttles) ------------------------------------------
 REDIS_CACHE_URL = env("REDIS_CACHE_URL", default="")
-# A Redis that stops answering (rather than refusing) costs a request at most this per call,
-# then counts as unreachable (rental.cachesafe, rental.middleware): never a hung worker.
-REDIS_CACHE_OPTIONS = {"socket_connect_timeout": 1, "socket_timeout": 1}
+# A Redis that stops answering (rather than refusing: SIGSTOP, a half-open connection) costs
+# a request at most this once, then counts as unreachable for a moment (rental.cache), and the
+# request goes on without it or answers 503 (rental.cachesafe, rental.middleware): never a
+# hung worker. The same bounds hold for the broker and the result backend below.
+REDIS_SOCKET_TIMEOUTS = {"socket_connect_timeout": 0.4, "socket_timeout": 0.4}
+REDIS_CACHE_OPTIONS = dict(REDIS_SOCKET_TIMEOUTS)
 if REDIS_CACHE_URL:
     CACHES = {
         "default": {
@@ -233,6 +236,9 @@ ACCOUNT_RATE_LIMITS = {
     "reset_password": "20/m/ip,5/m/key",
     "change_password": "5/m/user",
 }
+# Failed logins on one account from every address (accounts.login_limits): past the limit
+# the account refuses logins until the window closes or its password is reset.
+ACCOUNT_LOGIN_CEILING = {"limit": 20, "period": 15 * 60}
 # Reverse proxies of ours in front of the app (the TLS proxy of the README: 1). Each appends
 # the address it saw to X-Forwarded-For; the client is the entry that many from the right.
 # 0 = no proxy: REMOTE_ADDR, and X-Forwarded-For (which anyone can send) is ignored.
@@ -331,6 +337,10 @@ PAYMENTS_CLAIM_DEDUPE_WINDOW = timedelta(minutes=2)
 # queues a chain check, so no number of keys or tabs may multiply them.
 PAYMENTS_CLAIM_RATE_LIMIT = {"limit": 10, "period": 60}
 PAYMENTS_CLAIM_ORDER_RATE_LIMIT = {"limit": 3, "period": 60}
+# The store's refund wallets, in lower case (payments.refunds.verify).
+PAYMENTS_REFUND_WALLETS = tuple(
+    wallet.strip().lower() for wallet in _payments.PAYMENTS_REFUND_WALLETS.split(",") if wallet
+)
 
 # --- Celery --------------------------------------------------------------------
 # Without CELERY_BROKER_URL the broker is kombu's filesystem transport under var/,
@@ -346,7 +356,22 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "control_folder": str(VAR_DIR / "celery" / "control"),
         "store_processed": False,
     }
+# A Redis broker with the same bounds: a publish, and the health check's ping, wait no longer.
+REDIS_BROKER_TRANSPORT_OPTIONS = {**REDIS_SOCKET_TIMEOUTS, "max_retries": 0}
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    CELERY_BROKER_TRANSPORT_OPTIONS = REDIS_BROKER_TRANSPORT_OPTIONS
 CELERY_RESULT_BACKEND = env("CELERY_RESULT_BACKEND", default=None)
+CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = REDIS_SOCKET_TIMEOUTS["socket_connect_timeout"]
+CELERY_REDIS_SOCKET_TIMEOUT = REDIS_SOCKET_TIMEOUTS["socket_timeout"]
+# One retry, at once, on a fresh connection (the pooled one may be dead since a restart): a
+# broker that does not answer holds a request twice its socket timeout at most, then the task
+# is left to its sweep (rental.celery.enqueue_after_commit).
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0,
+    "interval_max": 0,
+}
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
@@ -479,6 +504,8 @@ ORDER_PAYMENT_WINDOW = timedelta(minutes=_store.ORDER_PAYMENT_WINDOW_MINUTES)
 ORDERS_SSH_KEY_REQUIRED = _rental.ORDERS_SSH_KEY_REQUIRED
 # Lets a monitor read /healthz's details without a staff session.
 HEALTHZ_TOKEN = _store.HEALTHZ_TOKEN
+# The broker's and the cache's checks answer within this, or count as down (rental.health).
+HEALTHZ_CHECKS_TIMEOUT_SECONDS = 1.2
 # The people the legal pages name (catalog.legal) besides the seller (BILLING_SELLER below).
 STORE_PUBLICATION_DIRECTOR = _store.STORE_PUBLICATION_DIRECTOR
 STORE_HOSTING_PROVIDER = _store.STORE_HOSTING_PROVIDER

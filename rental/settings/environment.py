@@ -85,6 +85,11 @@ class PaymentSettings(EnvironmentSettings):
     )
     # A watcher whose last good scan is older than this makes /healthz/ready answer 503.
     PAYMENTS_CURSOR_MAX_AGE_SECONDS: int = Field(120, ge=10, le=24 * 3600)
+    # The wallets the store sends refunds from, comma-separated: only a transfer from one of
+    # them proves a refund. None set: no refund can be proven (development sets the devnet's).
+    PAYMENTS_REFUND_WALLETS: str = Field(
+        "", pattern=r"^(0x[0-9a-fA-F]{40}(\s*,\s*0x[0-9a-fA-F]{40})*)?$"
+    )
 
     @field_validator("PAYMENTS_CURSOR_MAX_AGE_SECONDS")
     @classmethod

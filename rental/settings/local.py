@@ -13,3 +13,5 @@ API_WEBHOOK_ALLOW_LOCAL_TARGETS = True
 LOCAL_GPU_HOST_PORT = env.int("LOCAGPU_LOCAL_SSH_PORT", default=2222)
 PROVISIONING_KEY_FILE = PROVISIONING_KEY_FILE or str(VAR_DIR / "ssh" / "store_key")  # noqa: F405
 PROVISIONING_KNOWN_HOSTS = PROVISIONING_KNOWN_HOSTS or str(VAR_DIR / "ssh" / "known_hosts")  # noqa: F405
+# The devnet's first paying account (anvil's account 1) sends the refunds while developing.
+PAYMENTS_REFUND_WALLETS = PAYMENTS_REFUND_WALLETS or ("0x70997970c51812dc3a010c7d01b50e0d17dc79c8",)  # noqa: F405

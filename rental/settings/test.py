@@ -15,6 +15,7 @@ _broker_db = env.int("TEST_REDIS_BROKER_DB", default=14)
 _cache_db = env.int("TEST_REDIS_CACHE_DB", default=15)
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=f"{REDIS_URL}/{_broker_db}")
 CELERY_RESULT_BACKEND = env("CELERY_RESULT_BACKEND", default=f"{REDIS_URL}/{_broker_db}")
+CELERY_BROKER_TRANSPORT_OPTIONS = REDIS_BROKER_TRANSPORT_OPTIONS  # noqa: F405
 CACHES = {
     "default": {
         "BACKEND": "rental.cache.RedisCache",

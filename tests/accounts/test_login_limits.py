@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import pytest
+from allauth.account.adapter import get_adapter
 from django.conf import settings as django_settings
 
 from tests.production import PRODUCTION
@@ -101,3 +102,29 @@ def test_staff_passwords_cannot_be_guessed_through_the_admin_login(client, staff
     assert refused_at is not None and refused_at <= 10
     client.post(login_url, {"username": staff.email, "login": staff.email, "password": password})
     assert "_auth_user_id" not in client.session
+
+
+def _guess(client, email: str, address: str, password: str = "guess"):
+    return client.post(
+        "/en/accounts/login/", {"login": email, "password": password}, REMOTE_ADDR=address
+    )
+
+
+def test_guesses_on_one_account_spread_over_many_addresses_meet_an_account_ceiling(
+    client, customer, password, settings, worker_runs
+):
+    ceiling = settings.ACCOUNT_LOGIN_CEILING["limit"]
+    # Five guesses from each of enough addresses: each stays under its own limits.
+    for n in range(ceiling):
+        _guess(client, customer.email, f"198.51.100.{n // 5 + 1}")
+    refused = _guess(client, customer.email, "203.0.113.99", password)
+    assert refused_for_too_many_failures(refused)
+    assert "_auth_user_id" not in client.session
+    # Other accounts are not slowed by it.
+    assert not refused_for_too_many_failures(_guess(client, "other@example.com", "203.0.113.99"))
+
+    # The owner is never locked out for good: a password reset lifts the ceiling.
+    with worker_runs():
+        get_adapter().set_password(customer, "a new long password 42")
+    welcomed = _guess(client, customer.email, "203.0.113.99", "a new long password 42")
+    assert welcomed.status_code == 302

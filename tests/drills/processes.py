@@ -227,6 +227,7 @@ class CeleryWorker:
 @contextmanager
 def broker_of_this_process(url: str):
     """Point this process's Celery app (what `.delay()` publishes to) at `url`, then back."""
+    from rental import celery as celery_module
     from rental.celery import app
 
     def point_at(broker_url: str) -> None:
@@ -238,6 +239,8 @@ def broker_of_this_process(url: str):
         app.amqp._producer_pool = None
         kombu_pools.reset()
         app.conf.broker_url = broker_url
+        # A broker that failed a moment ago is rested (rental.celery): not this new one.
+        celery_module._broker_unanswered_at = -celery_module.BROKER_RESTS_FOR
 
     saved = app.conf.broker_url
     point_at(url)

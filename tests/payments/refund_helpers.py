@@ -3,6 +3,7 @@ side of the admin."""
 
 from payments.models import Transfer
 from payments.refunds.models import Refund
+from payments.refunds.services import refund_address_set
 from payments.watcher.settlement import invoice_settle
 from tests.payments.helpers import order_with_invoice, transfer_recorded
 
@@ -25,8 +26,16 @@ def overpaid_refund(asset, *, user=None, extra: int = EXTRA) -> Refund:
     return Refund.objects.select_related("order", "asset", "chain").get(invoice=invoice)
 
 
-def staff_pastes(client, refund: Refund, tx_hash: str):
-    """Staff's admin action on one refund, with the transaction hash."""
+def refund_to_send(asset, *, user) -> Refund:
+    """A refund of 12.50 whose address the customer gave: staff may send it."""
+    refund = overpaid_refund(asset, user=user)
+    refund_address_set(order=refund.order, address=CUSTOMER_WALLET, user=user, actor="customer")
+    return reload(refund)
+
+
+def staff_pastes(client, refund: Refund, tx_hash: str, *, address: str | None = None):
+    """Staff's admin action on one refund, with the transaction hash and the address the form
+    showed (the refund's as it is now, unless told)."""
     return client.post(
         "/admin/payments/refund/",
         {
@@ -34,6 +43,7 @@ def staff_pastes(client, refund: Refund, tx_hash: str):
             "_selected_action": [refund.pk],
             "apply": "1",
             "tx_hash": tx_hash,
+            "address": reload(refund).address if address is None else address,
         },
     )
 

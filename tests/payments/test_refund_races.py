@@ -23,8 +23,12 @@ def test_one_hash_pasted_for_two_refunds_at_once_proves_one(usdc, customer, staf
     # Both check that no refund uses the hash yet, then both write it.
     outcome = race(
         pause_after={name: '"payments_refund"."tx_hash" = ' for name in ("first", "second")},
-        first=lambda: refund_tx_submit(refund=refunds[0], tx_hash=tx_hash, staff_user=staff),
-        second=lambda: refund_tx_submit(refund=refunds[1], tx_hash=tx_hash, staff_user=staff),
+        first=lambda: refund_tx_submit(
+            refund=refunds[0], tx_hash=tx_hash, address=CUSTOMER_WALLET, staff_user=staff
+        ),
+        second=lambda: refund_tx_submit(
+            refund=refunds[1], tx_hash=tx_hash, address=CUSTOMER_WALLET, staff_user=staff
+        ),
     )
 
     refused = [error for error in outcome.values() if isinstance(error, PaymentError)]

@@ -27,6 +27,7 @@ from tests.payments.refund_helpers import (
     EXTRA,
     OTHER_WALLET,
     overpaid_refund,
+    refund_to_send,
     reload,
     staff_pastes,
 )
@@ -135,10 +136,7 @@ def client_page(client, user, number: str) -> str:
 
 @pytest.fixture
 def to_send(devnet, customer):
-    """A refund of 12.50 USDC whose address the customer gave: staff may send it."""
-    refund = overpaid_refund(devnet.usdc, user=customer)
-    refund_address_set(order=refund.order, address=CUSTOMER_WALLET, user=customer, actor="customer")
-    return reload(refund)
+    return refund_to_send(devnet.usdc, user=customer)
 
 
 @pytest.fixture

@@ -68,3 +68,12 @@ def test_the_compose_file_is_valid(tmp_path):
         timeout=60,
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_web_trusts_a_proxy_only_where_clients_cannot_reach_it_directly():
+    """With TRUSTED_PROXY_COUNT at 1, a client reaching gunicorn directly would choose its own
+    address in X-Forwarded-For (unlimited login guesses, no API throttle): `web` is published
+    on the loopback interface only, for the TLS proxy on the same host."""
+    web = compose()["services"]["web"]
+    assert compose()["x-app"]["environment"]["TRUSTED_PROXY_COUNT"] == "${TRUSTED_PROXY_COUNT:-1}"
+    assert web["ports"] == ["127.0.0.1:8000:8000"]
