@@ -79,7 +79,8 @@ def order_description(*, order: Order) -> str:
             ) % {**values, "rental": order.extends.number}
         return (
             gettext(
-                "Rental: %(quantity)s GPU %(gpu)s for %(days)s days, %(environment)s environment "
+                # The environment's name says what it is ("Custom environment").
+                "Rental: %(quantity)s GPU %(gpu)s for %(days)s days, %(environment)s "
                 "(order %(number)s)"
             )
             % values
