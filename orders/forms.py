@@ -1,8 +1,10 @@
 from decimal import Decimal
 
 from django import forms
+from django.core.validators import MaxValueValidator
 from django.db.models import QuerySet
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from accounts.models import SshKey
 from catalog.formatting import money, per_hour
@@ -102,7 +104,7 @@ class ConfigureForm(forms.Form):
             del self.fields["ssh_keys"]
         else:
             self.fields["ssh_keys"].queryset = ssh_keys
-        self.fields["quantity"].widget.attrs["max"] = max(available_units, 1)
+        self._limit_quantity(available_units)
         self.fields["term"].choices = [
             (
                 days,
@@ -116,6 +118,26 @@ class ConfigureForm(forms.Form):
             for days, label in TERM_CHOICES
             if days in daily_rates
         ]
+
+    def _limit_quantity(self, available_units: int) -> None:
+        """The field's maximum is what is free now, and its error says so: the same figure as
+        the page's "n units available" and the number input's `max`."""
+        field = self.fields["quantity"]
+        limit = max(min(available_units, MAX_QUANTITY), 1)
+        if available_units > MAX_QUANTITY:
+            message = _("Choose between 1 and %(max)d GPUs.") % {"max": MAX_QUANTITY}
+        else:
+            message = ngettext(
+                "Not enough units: %(available)d available right now.",
+                "Not enough units: %(available)d available right now.",
+                available_units,
+            ) % {"available": available_units}
+        field.max_value = limit
+        field.validators = [
+            *(each for each in field.validators if not isinstance(each, MaxValueValidator)),
+            MaxValueValidator(limit, message=message),
+        ]
+        field.widget.attrs["max"] = limit
 
 
 class ReasonForm(forms.Form):

@@ -67,8 +67,10 @@ def _gpu_or_404(slug: str):
 
 
 def _quote_for(form: ConfigureForm, gpu, *, details_required: bool):
-    """The quote of a valid form, or None with the reason added to the form."""
-    if not form.is_valid():
+    """The quote of the form's choices, or None with the reason added to the form. An
+    unticked terms box stops the order, not the price: the price stays shown beside it."""
+    form.is_valid()
+    if any(field != "accept_terms" for field in form.errors):
         return None
     data = form.cleaned_data
     try:
@@ -205,7 +207,7 @@ def configure(request, slug):
         response = render(request, "orders/_quote_swap.html", context)
         response["HX-Replace-Url"] = url
         return response
-    if request.method != "POST" or quote is None:
+    if request.method != "POST" or quote is None or form.errors:
         return _configurator_page(request, gpu, form, quote)
 
     if not request.user.is_authenticated:
@@ -244,9 +246,9 @@ def place_pending(request):
     terms = TermsAcceptance.from_session(pending.pop("terms", None))
     form = _configurator_form(request, gpu, pending, ordering=True)
     quote = _quote_for(form, gpu, details_required=True)
-    if quote is None:
+    if quote is None or form.errors:
         # Sold out or changed meanwhile: the configurator says why, every choice kept.
-        return _configurator_page(request, gpu, form, None)
+        return _configurator_page(request, gpu, form, quote)
     return _place(request, gpu, form, quote, another=False, terms=terms)
 
 
