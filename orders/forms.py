@@ -173,6 +173,21 @@ class MoveHostForm(forms.Form):
 
 
 class ExtendForm(forms.Form):
-    """The term a customer adds to their rental ("Prolonger")."""
+    """The term a customer adds to their rental ("Prolonger"), and on the confirmation's
+    POST (`confirming`) the terms of sale accepted, as for an order."""
 
     term_days = forms.TypedChoiceField(choices=TERM_CHOICES, coerce=int)
+    accept_terms = forms.BooleanField(
+        label=ORDER_CONSENT,
+        required=False,
+        error_messages={
+            "required": _(
+                "Tick this box to extend: the extension starts only once you have accepted "
+                "the terms of sale."
+            )
+        },
+    )
+
+    def __init__(self, *args, confirming: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["accept_terms"].required = confirming

@@ -16,7 +16,13 @@ from accounts.selectors import ssh_keys_for_user, user_email_verified
 from catalog.legal import TERMS_OF_SALE
 from orders import selectors
 from orders.consent import TermsAcceptance
-from orders.extensions import ExtensionPending, extension_create, extension_page_context
+from orders.extensions import (
+    ExtensionPending,
+    extension_create,
+    extension_offer,
+    extension_page_context,
+    extension_refusal,
+)
 from orders.forms import ConfigureForm, ExtendForm
 from orders.hooks import PageSection, order_page_sections
 from orders.journal import journal_data, journal_for_page, order_journal
@@ -375,21 +381,48 @@ def order_journal_json(request, number):
 
 
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def order_extend_view(request, number):
-    """ "Prolonger": an extension of the rental, then its own page to pay it."""
+    """ "Prolonger": the GET shows the extension to confirm (its price, the days it adds, the
+    terms of sale box); the POST, box ticked, makes it, then its own page to pay it."""
     rental = selectors.order_for_user_or_404(user=request.user, number=number)
     back = f"{reverse('orders:detail', args=[rental.number])}#prolonger"
-    form = ExtendForm(request.POST)
-    if not form.is_valid():
+    confirming = request.method == "POST"
+    form = ExtendForm(request.POST if confirming else request.GET, confirming=confirming)
+    if not form.is_valid() and "term_days" in form.errors:
         messages.error(request, _("Choose a term of 3, 7 or 30 days."))
         return redirect(back)
+    refusal = extension_refusal(rental=rental)
+    if isinstance(refusal, ExtensionPending):
+        # Its page is where it is paid: the customer goes on there.
+        messages.info(request, refusal.message)
+        return redirect("orders:detail", number=refusal.extension.number)
+    if refusal is not None:
+        messages.error(request, refusal.message)
+        return redirect(back)
+    offer = extension_offer(rental=rental, term_days=form.cleaned_data["term_days"])
+    if offer is None:
+        messages.error(request, _("Choose a term of 3, 7 or 30 days."))
+        return redirect(back)
+    if not confirming or form.errors:
+        context = {
+            "order": rental,
+            "offer": offer,
+            "form": form,
+            # Not started yet: the term it will run, this extension included.
+            "rental_days": selectors.order_rental_days(order=rental) + offer.term_days,
+        }
+        return render(
+            request, "orders/order_extend.html", context, status=400 if form.errors else 200
+        )
     try:
         extension = extension_create(
-            rental=rental, user=request.user, term_days=form.cleaned_data["term_days"]
+            rental=rental,
+            user=request.user,
+            term_days=form.cleaned_data["term_days"],
+            terms=TermsAcceptance.given_now(request),
         )
     except ExtensionPending as pending:
-        # Its page is where it is paid: the customer goes on there.
         messages.info(request, pending.message)
         return redirect("orders:detail", number=pending.extension.number)
     except OrderError as error:
