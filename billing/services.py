@@ -37,6 +37,10 @@ def event_billed(*, event: OrderEvent) -> tuple[Order, str] | None:
 
 
 def billing_on_event(*, event: OrderEvent) -> None:
+    started = event.kind == OrderEvent.Kind.STATUS and event.new_status == OrderStatus.ACTIVE
+    if started and not event.order.is_extension:
+        rental_periods_fix(rental=event.order)
+        return
     billed = event_billed(event=event)
     if billed is None:
         return
@@ -87,23 +91,49 @@ def order_description(*, order: Order) -> str:
         )
 
 
-def _service_period(*, order: Order, issued_on: date) -> tuple[date, date]:
-    """The days the order pays for: from activation (or issue) for a rental; from the rental's
-    former end for an extension paid while the rental ran (its "extended" event says when)."""
-    start = timezone.localdate(order.activated_at) if order.activated_at else issued_on
-    if order.extends_id is not None:
-        extended = (
-            OrderEvent.objects.filter(
-                order_id=order.extends_id,
-                kind=OrderEvent.Kind.EXTENDED,
-                data__extension=order.number,
-            )
-            .values_list("data__old_end", flat=True)
-            .first()
+def _days_from(start: datetime, days: int) -> tuple[date, date]:
+    return timezone.localdate(start), timezone.localdate(start + timedelta(days=days))
+
+
+def _service_period(*, order: Order) -> tuple[date, date] | tuple[None, None]:
+    """The days the order pays for, when its service has started: a rental from its
+    activation for its term; an extension from the rental's former end, which its "extended"
+    event names when the rental was running. Else none yet: rental_periods_fix writes them
+    when the rental starts."""
+    if order.extends_id is None:
+        return (
+            _days_from(order.activated_at, order.term_days) if order.activated_at else (None, None)
         )
-        if extended:
-            start = timezone.localdate(datetime.fromisoformat(extended))
-    return start, start + timedelta(days=order.term_days)
+    former_end = (
+        OrderEvent.objects.filter(
+            order_id=order.extends_id,
+            kind=OrderEvent.Kind.EXTENDED,
+            data__extension=order.number,
+        )
+        .values_list("data__old_end", flat=True)
+        .first()
+    )
+    if not former_end:
+        return None, None
+    return _days_from(datetime.fromisoformat(former_end), order.term_days)
+
+
+def rental_periods_fix(*, rental: Order) -> None:
+    """`rental` has just started: its invoice covers its term from now, and the extensions
+    paid before follow one another from its end (the order activation counted them in)."""
+    rental = Order.objects.get(pk=rental.pk)
+    end = rental.activated_at
+    if end is None:  # moved on meanwhile (e.g. refunded): nothing started
+        return
+    documents = BillingDocument.objects.filter(kind=DocumentKind.INVOICE)
+    for order in [
+        rental,
+        *rental.extensions.filter(status=OrderStatus.PAID).order_by("created_at", "pk"),
+    ]:
+        start, end = end, end + timedelta(days=order.term_days)
+        documents.filter(order=order).service_period_fix(
+            start=timezone.localdate(start), end=timezone.localdate(end)
+        )
 
 
 def _buyer(order: Order) -> dict:
@@ -179,7 +209,7 @@ def invoice_issue(*, order: Order) -> BillingDocument:
         }
         issued_at = timezone.now()
         issued_on = timezone.localdate(issued_at)
-        start, end = _service_period(order=order, issued_on=issued_on)
+        start, end = _service_period(order=order)
         number, sequence_number = _number_allocate(kind=DocumentKind.INVOICE, year=issued_on.year)
         return BillingDocument.objects.create(
             kind=DocumentKind.INVOICE,

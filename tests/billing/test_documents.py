@@ -158,6 +158,8 @@ def test_the_pdf_writes_french_numbers_whole_headers_and_the_environment_once(
     # A label never ends a line alone, apart from what it introduces.
     seller_vat = settings.BILLING_SELLER["vat_number"]
     assert any("N° de TVA intracommunautaire " + seller_vat in line for line in lines)
-    assert any(line.startswith("Période de la prestation") and "/" in line for line in lines)
+    # Paid, not started yet: the period starts with the rental (rental_periods_fix).
+    period = "Période de la prestation: à compter du début de la location"
+    assert any(line.startswith(period) for line in lines)
     assert "environnement Environnement" not in text
     assert text.count("Environnement personnalisé") == 1
