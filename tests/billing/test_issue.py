@@ -140,16 +140,22 @@ def test_a_paid_extension_gets_its_own_invoice_for_the_days_it_adds(usdc, custom
     assert message.attachments[0][0] == document.filename
 
 
+def _extension_paid(rental, asset, *, days: int):
+    """An extension of `rental` bought and paid as the watcher settles it."""
+    extension = extension_create(
+        rental=rental, user=rental.user, term_days=days, terms=accepted_terms()
+    )
+    invoice = invoice_issue(order=extension, asset=asset)
+    transfer_recorded(invoice, status=Transfer.Status.CONFIRMED)
+    invoice_settle(invoice_id=invoice.pk)
+    return extension, invoice
+
+
 def test_refunding_a_rental_refunds_its_paid_extension_too(usdc, customer, staff, worker_runs):
     # Paid, extended and paid again before the machines were ready; then no machine came.
     with worker_runs():
         rental = order_paid(usdc, user=customer, tx_hash="0x" + "12" * 32)
-        extension = extension_create(
-            rental=rental, user=customer, term_days=3, terms=accepted_terms()
-        )
-        invoice = invoice_issue(order=extension, asset=usdc)
-        transfer_recorded(invoice, status=Transfer.Status.CONFIRMED)
-        invoice_settle(invoice_id=invoice.pk)
+        extension, invoice = _extension_paid(rental, usdc, days=3)
     extension.refresh_from_db()
     assert extension.status == OrderStatus.PAID
 
@@ -170,12 +176,7 @@ def test_each_facture_covers_its_real_days_fixed_when_the_rental_starts(
     # Paid, then extended by 3 days and paid again, both before the machines were ready.
     with worker_runs():
         rental = order_paid(usdc, user=customer, tx_hash="0x" + "34" * 32)
-        extension = extension_create(
-            rental=rental, user=customer, term_days=3, terms=accepted_terms()
-        )
-        invoice = invoice_issue(order=extension, asset=usdc)
-        transfer_recorded(invoice, status=Transfer.Status.CONFIRMED)
-        invoice_settle(invoice_id=invoice.pk)
+        extension, _invoice = _extension_paid(rental, usdc, days=3)
     rental_document = BillingDocument.objects.get(order=rental)
     extension_document = BillingDocument.objects.get(order=extension)
     # Paid is not started: no period is written yet.

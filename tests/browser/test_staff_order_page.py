@@ -5,8 +5,7 @@ import pytest
 
 from orders.models import Order, OrderStatus
 from payments.models import Chain, PaymentClaim
-from tests.accounts.two_factor import authenticator_for, second_factor_type_in
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import screenshot, staff_log_in
 from tests.factories import UserFactory
 from tests.payments.refund_helpers import overpaid_refund
 
@@ -35,14 +34,8 @@ def test_the_payment_block_is_readable_and_whole(desktop, usdc):
     )
     Order.objects.filter(pk=order.pk).update(status=OrderStatus.PAID)
     staff = UserFactory(password=PASSWORD, is_staff=True, is_superuser=True)
-    phone = authenticator_for(staff)
     page = desktop
-    page.goto("/admin/login/?next=/admin/")
-    page.fill("input[name=login]", staff.email)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("form.form button[type=submit]")
-    second_factor_type_in(page, phone)
-    page.wait_for_url("**/admin/")
+    staff_log_in(page, staff, PASSWORD)
 
     page.goto(f"/admin/orders/order/{order.pk}/change/")
     tables = page.evaluate(LAYOUT)
