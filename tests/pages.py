@@ -75,6 +75,7 @@ def customer_pages(*, devnet, customer) -> dict[str, str]:
         },
         "order-active": f"/{{lang}}/account/orders/{rental.number}/",
         "order-stop": f"/{{lang}}/account/orders/{rental.number}/stop/",
+        "order-extend": f"/{{lang}}/account/orders/{rental.number}/extend/?term_days=7",
         "order-extension": f"/{{lang}}/account/orders/{extension.number}/",
         "invoices": "/{lang}/account/invoices/",  # the paid order's invoice in it
     }
