@@ -95,15 +95,28 @@ def _days_from(start: datetime, days: int) -> tuple[date, date]:
     return timezone.localdate(start), timezone.localdate(start + timedelta(days=days))
 
 
+def _started_periods(*, rental: Order) -> dict[int, tuple[date, date]]:
+    """Order id -> days paid for, once `rental` started: the rental from its activation for
+    its term, then the extensions paid before it started, one after the other from its end
+    (activation counted their days in: orders.extensions.rental_end). Empty before."""
+    if rental.activated_at is None:
+        return {}
+    periods, end = {}, rental.activated_at
+    for order in [
+        rental,
+        *rental.extensions.filter(status=OrderStatus.PAID).order_by("created_at", "pk"),
+    ]:
+        periods[order.pk] = _days_from(end, order.term_days)
+        end += timedelta(days=order.term_days)
+    return periods
+
+
 def _service_period(*, order: Order) -> tuple[date, date] | tuple[None, None]:
-    """The days the order pays for, when its service has started: a rental from its
-    activation for its term; an extension from the rental's former end, which its "extended"
-    event names when the rental was running. Else none yet: rental_periods_fix writes them
-    when the rental starts."""
+    """The days the order pays for, once its service started. An extension paid while its
+    rental ran starts at the former end its "extended" event names; one paid before, where
+    the started rental puts it. Before the start, none yet: rental_periods_fix writes them."""
     if order.extends_id is None:
-        return (
-            _days_from(order.activated_at, order.term_days) if order.activated_at else (None, None)
-        )
+        return _started_periods(rental=order).get(order.pk, (None, None))
     former_end = (
         OrderEvent.objects.filter(
             order_id=order.extends_id,
@@ -113,27 +126,19 @@ def _service_period(*, order: Order) -> tuple[date, date] | tuple[None, None]:
         .values_list("data__old_end", flat=True)
         .first()
     )
-    if not former_end:
-        return None, None
-    return _days_from(datetime.fromisoformat(former_end), order.term_days)
+    if former_end:
+        return _days_from(datetime.fromisoformat(former_end), order.term_days)
+    rental = Order.objects.get(pk=order.extends_id)
+    return _started_periods(rental=rental).get(order.pk, (None, None))
 
 
 def rental_periods_fix(*, rental: Order) -> None:
-    """`rental` has just started: its invoice covers its term from now, and the extensions
-    paid before follow one another from its end (the order activation counted them in)."""
+    """`rental` has just started: the invoices issued while it was paid but not started (its
+    own, its extensions') get their service period, once."""
     rental = Order.objects.get(pk=rental.pk)
-    end = rental.activated_at
-    if end is None:  # moved on meanwhile (e.g. refunded): nothing started
-        return
     documents = BillingDocument.objects.filter(kind=DocumentKind.INVOICE)
-    for order in [
-        rental,
-        *rental.extensions.filter(status=OrderStatus.PAID).order_by("created_at", "pk"),
-    ]:
-        start, end = end, end + timedelta(days=order.term_days)
-        documents.filter(order=order).service_period_fix(
-            start=timezone.localdate(start), end=timezone.localdate(end)
-        )
+    for order_id, (start, end) in _started_periods(rental=rental).items():
+        documents.filter(order_id=order_id).service_period_fix(start=start, end=end)
 
 
 def _buyer(order: Order) -> dict:

@@ -197,3 +197,25 @@ def test_each_facture_covers_its_real_days_fixed_when_the_rental_starts(
         timezone.localdate(rental.ends_at),
     )
     assert timezone.localdate(rental.ends_at) == first_end + timedelta(days=3)
+
+
+def test_an_extension_billed_after_the_rental_started_gets_its_place_after_the_term(
+    usdc, customer, staff, worker_runs
+):
+    with worker_runs():
+        rental = order_paid(usdc, user=customer, tx_hash="0x" + "56" * 32)
+    extension, _invoice = _extension_paid(rental, usdc, days=3)  # its event not handled yet
+    with worker_runs():
+        order_provisioning_start(order=rental, actor_user=staff)
+        assert order_activate(order=rental, actor_user=staff, host="gpu", port=22, user="u")
+
+    extended = rental.events.get(kind="extended")
+    with worker_runs():
+        billing_on_event(event=extended)  # the extension's invoice, issued after the start
+    rental.refresh_from_db()
+    document = BillingDocument.objects.get(order=extension)
+    first_end = timezone.localdate(rental.activated_at + timedelta(days=rental.term_days))
+    assert (document.service_start, document.service_end) == (
+        first_end,
+        timezone.localdate(rental.ends_at),
+    )
