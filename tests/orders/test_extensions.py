@@ -342,6 +342,12 @@ def test_the_extensions_page_speaks_of_the_rental_extended_not_of_gpus_reserved(
     page = client.get(f"/fr/account/orders/{extension.number}/").content.decode()
     assert "Vos GPU sont réservés" not in page
     assert f"prolonge la location {rental.number} de 3 jours" in page
+    # Past its deadline, still watched: no GPUs "stay reserved" nor are "released" for it.
+    invoice_issue(order=extension, asset=usdc)
+    deadline_at(extension.invoices.get(), timezone.now() - timedelta(minutes=1))
+    page = client.get(f"/fr/account/orders/{extension.number}/").content.decode()
+    assert "Le délai pour payer cette prolongation est écoulé" in page
+    assert "restent réservés" not in page and "GPU ont été libérés" not in page
 
 
 def test_extending_someone_elses_rental_is_a_404(client, customer, outsider, gpu):
