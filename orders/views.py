@@ -380,6 +380,16 @@ def order_journal_json(request, number):
     return response
 
 
+def _extension_refused(request, refusal: OrderError, *, back: str):
+    """Where a refused "Prolonger" goes: an extension waiting for its payment is where the
+    customer goes on (its page is where it is paid); else back to the rental, saying why."""
+    if isinstance(refusal, ExtensionPending):
+        messages.info(request, refusal.message)
+        return redirect("orders:detail", number=refusal.extension.number)
+    messages.error(request, refusal.message)
+    return redirect(back)
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def order_extend_view(request, number):
@@ -389,21 +399,16 @@ def order_extend_view(request, number):
     back = f"{reverse('orders:detail', args=[rental.number])}#prolonger"
     confirming = request.method == "POST"
     form = ExtendForm(request.POST if confirming else request.GET, confirming=confirming)
-    if not form.is_valid() and "term_days" in form.errors:
+    form.is_valid()
+    offer = "term_days" not in form.errors and extension_offer(
+        rental=rental, term_days=form.cleaned_data["term_days"]
+    )
+    if not offer:
         messages.error(request, _("Choose a term of 3, 7 or 30 days."))
         return redirect(back)
     refusal = extension_refusal(rental=rental)
-    if isinstance(refusal, ExtensionPending):
-        # Its page is where it is paid: the customer goes on there.
-        messages.info(request, refusal.message)
-        return redirect("orders:detail", number=refusal.extension.number)
     if refusal is not None:
-        messages.error(request, refusal.message)
-        return redirect(back)
-    offer = extension_offer(rental=rental, term_days=form.cleaned_data["term_days"])
-    if offer is None:
-        messages.error(request, _("Choose a term of 3, 7 or 30 days."))
-        return redirect(back)
+        return _extension_refused(request, refusal, back=back)
     if not confirming or form.errors:
         context = {
             "order": rental,
@@ -419,15 +424,11 @@ def order_extend_view(request, number):
         extension = extension_create(
             rental=rental,
             user=request.user,
-            term_days=form.cleaned_data["term_days"],
+            term_days=offer.term_days,
             terms=TermsAcceptance.given_now(request),
         )
-    except ExtensionPending as pending:
-        messages.info(request, pending.message)
-        return redirect("orders:detail", number=pending.extension.number)
-    except OrderError as error:
-        messages.error(request, error.message)
-        return redirect(back)
+    except OrderError as error:  # changed since the check above: another tab, the API
+        return _extension_refused(request, error, back=back)
     messages.success(
         request,
         _("Extension %(number)s saved. Choose how to pay below.") % {"number": extension.number},
