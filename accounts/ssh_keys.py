@@ -62,6 +62,11 @@ class SshKeyRefused(Exception):
 def refusal_message(code: str) -> str:
     """The sentence for a refusal, translated into the active language."""
     messages = {
+        # What `$(cat ~/.ssh/id_ed25519.pub)` sends where that file does not exist.
+        "empty_key": gettext(
+            "The key is empty: paste the line of your .pub file. No key yet? Create one with "
+            "ssh-keygen -t ed25519, then send the content of ~/.ssh/id_ed25519.pub."
+        ),
         "private_key": gettext(
             "This is a private key: it was not saved. Keep it to yourself and paste the public "
             "key instead, the line of the file ending in .pub (e.g. ~/.ssh/id_ed25519.pub)."
@@ -121,7 +126,9 @@ def ssh_public_key_parse(text: str) -> PublicKey:
     # First, before any other check: a private key is refused as such, whatever its shape.
     if any(marker in text for marker in PRIVATE_KEY_MARKERS):
         raise SshKeyRefused("private_key")
-    if not text or len(text) > MAX_TEXT_LENGTH:
+    if not text:
+        raise SshKeyRefused("empty_key")
+    if len(text) > MAX_TEXT_LENGTH:
         raise SshKeyRefused("not_a_key")
     if "\n" in text or "\r" in text:
         raise SshKeyRefused("one_line")

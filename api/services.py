@@ -132,10 +132,11 @@ def api_extension_place(
     rental: Order,
     term_days: int,
     asset: Asset,
+    terms: TermsAcceptance | None,
     idempotency_key: str = "",
 ) -> OrderPlaced:
-    """An extension of `rental` and its invoice in `asset`, or the one this key made. The same
-    promises as api_order_place."""
+    """An extension of `rental` and its invoice in `asset`, or the one this key made, bought
+    under `terms`. The same promises as api_order_place."""
     return _place_once(
         user=user,
         api_key=api_key,
@@ -143,7 +144,7 @@ def api_extension_place(
         request_hash=extension_request_hash(rental=rental, term_days=term_days, asset=asset),
         asset=asset,
         create=lambda: extension_create(
-            rental=rental, user=user, term_days=term_days, actor=_actor(api_key)
+            rental=rental, user=user, term_days=term_days, terms=terms, actor=_actor(api_key)
         ),
     )
 

@@ -2,6 +2,7 @@
 many cases) and the dashboard's figures. No HTML here."""
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -85,16 +86,27 @@ def _overlap(start: datetime, end: datetime, since: datetime, until: datetime) -
     return max(min(end, until) - max(start, since), timedelta(0))
 
 
-def gpu_utilisation(*, now: datetime, days: int = DASHBOARD_DAYS) -> list[tuple[str, Decimal]]:
-    """Per GPU model, the share (percent) of its slots' time held by orders over the period,
-    from the slot holds; models without an active host are left out."""
-    since = now - timedelta(days=days)
-    slots = dict(
+def _slots_per_gpu() -> dict[int, int]:
+    """GPU model id -> slots of its active hosts (models without one are left out)."""
+    return dict(
         Host.objects.filter(is_active=True)
         .values("gpu")
         .annotate(slots=Sum("gpu_count"))
         .values_list("gpu", "slots")
     )
+
+
+def _per_gpu(slots: dict[int, int], share: Callable[[int, int], Decimal]):
+    return [
+        (gpu.name, share(gpu.pk, slots[gpu.pk]).quantize(Decimal(1)))
+        for gpu in GpuModel.objects.filter(pk__in=slots).order_by("name")
+    ]
+
+
+def gpu_utilisation(*, now: datetime, days: int = DASHBOARD_DAYS) -> list[tuple[str, Decimal]]:
+    """Per GPU model, the share (percent) of its slots' time held by orders over the period,
+    from the slot holds; models without an active host are left out."""
+    since = now - timedelta(days=days)
     held: dict[int, timedelta] = defaultdict(timedelta)
     holds = SlotHold.objects.filter(
         Q(released_at__isnull=True) | Q(released_at__gt=since), held_at__lt=now
@@ -102,10 +114,28 @@ def gpu_utilisation(*, now: datetime, days: int = DASHBOARD_DAYS) -> list[tuple[
     for gpu_id, held_at, released_at in holds:
         held[gpu_id] += _overlap(held_at, released_at or now, since, now)
     period = timedelta(days=days)
-    return [
-        (gpu.name, (Decimal(held[gpu.pk] / (period * slots[gpu.pk])) * 100).quantize(Decimal(1)))
-        for gpu in GpuModel.objects.filter(pk__in=slots).order_by("name")
-    ]
+    return _per_gpu(
+        _slots_per_gpu(), lambda gpu_id, slots: Decimal(held[gpu_id] / (period * slots)) * 100
+    )
+
+
+def gpu_in_use(*, now: datetime) -> list[tuple[str, Decimal]]:
+    """Per GPU model, the share (percent) of its slots rented right now: held by a rental
+    paid, being prepared or active. A rental started today weighs little over 30 days
+    (gpu_utilisation); here it counts in full."""
+    rented = dict(
+        SlotHold.objects.filter(
+            released_at__isnull=True,
+            held_at__lte=now,
+            order__status__in=[OrderStatus.PAID, OrderStatus.PROVISIONING, OrderStatus.ACTIVE],
+        )
+        .values("host__gpu")
+        .annotate(n=Count("pk"))
+        .values_list("host__gpu", "n")
+    )
+    return _per_gpu(
+        _slots_per_gpu(), lambda gpu_id, slots: Decimal(rented.get(gpu_id, 0) * 100) / slots
+    )
 
 
 def orders_by_status() -> list[tuple[str, int]]:

@@ -6,6 +6,7 @@ from django.utils.translation import gettext as _
 
 from backoffice.selectors import (
     DASHBOARD_DAYS,
+    gpu_in_use,
     gpu_utilisation,
     orders_by_status,
     payments_by_asset,
@@ -26,6 +27,12 @@ def dashboard(request):
     ]
     charts = [
         ("chart-revenue", _("Revenue per day (last %(days)d days)"), "money", revenue),
+        (
+            "chart-in-use",
+            _("GPUs rented now (share of each model's slots held by paid or running rentals)"),
+            "percent",
+            gpu_in_use(now=now),
+        ),
         (
             "chart-utilisation",
             _("GPU utilisation per model (share of slot time held, last %(days)d days)"),

@@ -2,6 +2,8 @@
 never changed once issued. Not to be mixed up with payments.Invoice, the crypto payment
 request (deposit address, amount due) an order is paid through."""
 
+from datetime import date
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -53,6 +55,12 @@ class DocumentQuerySet(models.QuerySet):
     def update(self, **kwargs):
         raise DocumentImmutable("An issued invoice or credit note cannot be changed.")
 
+    def service_period_fix(self, *, start: date, end: date) -> int:
+        """The one thing an issued document receives later: the service period it left open
+        when the order was paid before its service started, written once, when it starts."""
+        still_open = self.filter(service_start__isnull=True)
+        return models.QuerySet.update(still_open, service_start=start, service_end=end)
+
     def delete(self):
         raise DocumentImmutable("An issued invoice or credit note cannot be deleted.")
 
@@ -86,8 +94,9 @@ class BillingDocument(models.Model):
         verbose_name=_("invoice credited"),
     )
     issued_at = models.DateTimeField(_("issued"), default=timezone.now)
-    service_start = models.DateField(_("service from"))
-    service_end = models.DateField(_("service to"))
+    # Empty until the service starts (an order paid before its machines are handed over).
+    service_start = models.DateField(_("service from"), null=True, blank=True)
+    service_end = models.DateField(_("service to"), null=True, blank=True)
     seller = models.JSONField(_("seller"))
     buyer = models.JSONField(_("buyer"))
     # [{"description", "quantity", "unit", "unit_price_excl_vat", "total_excl_vat"}]

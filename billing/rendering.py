@@ -2,14 +2,18 @@
 (Factur-X: the CII XML embedded in the PDF/A-3). Rendered from the document's snapshot
 only, in French, so a document renders the same whenever it is downloaded."""
 
+from decimal import Decimal
+
 import facturx
 from django.template.loader import render_to_string
 from django.utils import timezone, translation
+from django.utils.formats import number_format
 from django.utils.translation import gettext
 from weasyprint import HTML
 
 from billing.models import BillingDocument, VatMode
 from billing.services import DOCUMENT_LANGUAGE
+from catalog.formatting import money
 from rental.text import xml_safe
 
 # EN 16931 VAT category and exemption code (VATEX) per VAT mode.
@@ -47,19 +51,47 @@ def _business_mentions(document: BillingDocument) -> list[str]:
     ]
 
 
+def _places(value: Decimal) -> int:
+    """The decimals `value` needs, two at least: 0.92000000 is written 0,92; 0.9936 keeps four."""
+    exponent = value.normalize().as_tuple().exponent
+    return max(2, -exponent if isinstance(exponent, int) else 0)
+
+
+def _number(value: str) -> str:
+    """A stored decimal as the document's language writes it, every significant place kept."""
+    amount = Decimal(value)
+    return number_format(amount, decimal_pos=_places(amount), use_l10n=True, force_grouping=True)
+
+
+def _amount(value: Decimal | str, currency: str) -> str:
+    amount = Decimal(value)
+    return money(amount, currency, decimal_pos=_places(amount))
+
+
+def _lines(document: BillingDocument) -> list[dict]:
+    """The stored lines with their prices written for people (the XML keeps the raw ones)."""
+    return [
+        {
+            **line,
+            "unit_price_display": _amount(line["unit_price_excl_vat"], document.currency),
+            "total_display": _amount(line["total_excl_vat"], document.currency),
+        }
+        for line in document.lines
+    ]
+
+
 def _payment_terms(document: BillingDocument) -> str:
     payment = document.payment
     if not payment:
         return gettext("Paid in full.")
     return gettext(
         "Paid in full in %(amount)s %(symbol)s on %(network)s, at 1 %(symbol)s = %(rate)s "
-        "%(currency)s (%(source)s)."
+        "(%(source)s)."
     ) % {
-        "amount": payment["amount"],
+        "amount": _number(payment["amount"]),
         "symbol": payment["symbol"],
         "network": payment["network"],
-        "rate": payment["rate"],
-        "currency": payment["rate_currency"],
+        "rate": _amount(payment["rate"], payment["rate_currency"]),
         "source": payment["rate_source"],
     }
 
@@ -98,6 +130,7 @@ def document_context(document: BillingDocument) -> dict:
         "vat_mention": vat_mention,
         "business_mentions": business,
         "payment_terms": _payment_terms(document),
+        "lines": _lines(document),
         "notes": notes,
     }
 

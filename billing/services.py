@@ -37,6 +37,10 @@ def event_billed(*, event: OrderEvent) -> tuple[Order, str] | None:
 
 
 def billing_on_event(*, event: OrderEvent) -> None:
+    started = event.kind == OrderEvent.Kind.STATUS and event.new_status == OrderStatus.ACTIVE
+    if started and not event.order.is_extension:
+        rental_periods_fix(rental=event.order)
+        return
     billed = event_billed(event=event)
     if billed is None:
         return
@@ -79,30 +83,62 @@ def order_description(*, order: Order) -> str:
             ) % {**values, "rental": order.extends.number}
         return (
             gettext(
-                "Rental: %(quantity)s GPU %(gpu)s for %(days)s days, %(environment)s environment "
+                # The environment's name says what it is ("Custom environment").
+                "Rental: %(quantity)s GPU %(gpu)s for %(days)s days, %(environment)s "
                 "(order %(number)s)"
             )
             % values
         )
 
 
-def _service_period(*, order: Order, issued_on: date) -> tuple[date, date]:
-    """The days the order pays for: from activation (or issue) for a rental; from the rental's
-    former end for an extension paid while the rental ran (its "extended" event says when)."""
-    start = timezone.localdate(order.activated_at) if order.activated_at else issued_on
-    if order.extends_id is not None:
-        extended = (
-            OrderEvent.objects.filter(
-                order_id=order.extends_id,
-                kind=OrderEvent.Kind.EXTENDED,
-                data__extension=order.number,
-            )
-            .values_list("data__old_end", flat=True)
-            .first()
+def _days_from(start: datetime, days: int) -> tuple[date, date]:
+    return timezone.localdate(start), timezone.localdate(start + timedelta(days=days))
+
+
+def _started_periods(*, rental: Order) -> dict[int, tuple[date, date]]:
+    """Order id -> days paid for, once `rental` started: the rental from its activation for
+    its term, then the extensions paid before it started, one after the other from its end
+    (activation counted their days in: orders.extensions.rental_end). Empty before."""
+    if rental.activated_at is None:
+        return {}
+    periods, end = {}, rental.activated_at
+    for order in [
+        rental,
+        *rental.extensions.filter(status=OrderStatus.PAID).order_by("created_at", "pk"),
+    ]:
+        periods[order.pk] = _days_from(end, order.term_days)
+        end += timedelta(days=order.term_days)
+    return periods
+
+
+def _service_period(*, order: Order) -> tuple[date, date] | tuple[None, None]:
+    """The days the order pays for, once its service started. An extension paid while its
+    rental ran starts at the former end its "extended" event names; one paid before, where
+    the started rental puts it. Before the start, none yet: rental_periods_fix writes them."""
+    if order.extends_id is None:
+        return _started_periods(rental=order).get(order.pk, (None, None))
+    former_end = (
+        OrderEvent.objects.filter(
+            order_id=order.extends_id,
+            kind=OrderEvent.Kind.EXTENDED,
+            data__extension=order.number,
         )
-        if extended:
-            start = timezone.localdate(datetime.fromisoformat(extended))
-    return start, start + timedelta(days=order.term_days)
+        .values_list("data__old_end", flat=True)
+        .first()
+    )
+    if former_end:
+        return _days_from(datetime.fromisoformat(former_end), order.term_days)
+    rental = Order.objects.get(pk=order.extends_id)
+    return _started_periods(rental=rental).get(order.pk, (None, None))
+
+
+def rental_periods_fix(*, rental: Order) -> None:
+    """`rental` has just started: the invoices issued while it was paid but not started (its
+    own, its extensions') get their service period, once."""
+    rental = Order.objects.get(pk=rental.pk)
+    documents = BillingDocument.objects.filter(kind=DocumentKind.INVOICE)
+    for order_id, (start, end) in _started_periods(rental=rental).items():
+        documents.filter(order_id=order_id).service_period_fix(start=start, end=end)
 
 
 def _buyer(order: Order) -> dict:
@@ -178,7 +214,7 @@ def invoice_issue(*, order: Order) -> BillingDocument:
         }
         issued_at = timezone.now()
         issued_on = timezone.localdate(issued_at)
-        start, end = _service_period(order=order, issued_on=issued_on)
+        start, end = _service_period(order=order)
         number, sequence_number = _number_allocate(kind=DocumentKind.INVOICE, year=issued_on.year)
         return BillingDocument.objects.create(
             kind=DocumentKind.INVOICE,

@@ -7,8 +7,10 @@ from typing import Any
 from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
+from django.utils.translation import gettext_lazy as _
 
 from catalog.legal import TERMS_OF_SALE
+from orders.errors import OrderError
 from rental.client import client_ip_hash
 
 
@@ -46,3 +48,21 @@ class TermsAcceptance:
         if accepted_at is None or not isinstance(version, str) or not isinstance(ip_hash, str):
             return None
         return cls(version=version, accepted_at=accepted_at, ip_hash=ip_hash)
+
+
+def terms_in_force(terms: TermsAcceptance | None) -> TermsAcceptance:
+    """`terms` when they accept the version in force; else the order (or extension) is refused,
+    naming the field `accept_terms`."""
+    if terms is None:
+        raise OrderError(
+            _("Accept the terms of sale to order."),
+            field="accept_terms",
+            code="terms_not_accepted",
+        )
+    if terms.version != TERMS_OF_SALE.version:
+        raise OrderError(
+            _("The terms of sale have changed: read the new version and accept it to order."),
+            field="accept_terms",
+            code="terms_outdated",
+        )
+    return terms

@@ -23,6 +23,7 @@ from django.utils.translation import gettext_noop
 
 from accounts.models import User
 from catalog.models import TERMS
+from orders.consent import TermsAcceptance, terms_in_force
 from orders.errors import OrderError, UnitsGone
 from orders.models import (
     EXTENDABLE_STATUSES,
@@ -75,7 +76,8 @@ class ExtensionOffer:
     daily_rate: Decimal
     total: Decimal
     currency: str
-    # The rental's end once this extension is paid; None while the rental has not started.
+    # The rental's end now and once this extension is paid; None while it has not started.
+    end: datetime | None
     new_end: datetime | None
 
 
@@ -93,10 +95,18 @@ def extension_offers(*, rental: Order) -> list[ExtensionOffer]:
                 daily_rate=rate,
                 total=rate * term_days * rental.quantity,
                 currency=rental.currency,
+                end=rental.ends_at,
                 new_end=rental.ends_at and rental.ends_at + timedelta(days=term_days),
             )
         )
     return offers
+
+
+def extension_offer(*, rental: Order, term_days: int) -> ExtensionOffer | None:
+    """The offer of `term_days` for `rental`, None when its GPU is not sold for that term."""
+    return next(
+        (each for each in extension_offers(rental=rental) if each.term_days == term_days), None
+    )
 
 
 def extension_refusal(*, rental: Order, now: datetime | None = None) -> OrderError | None:
@@ -122,9 +132,15 @@ def extension_refusal(*, rental: Order, now: datetime | None = None) -> OrderErr
 
 
 def extension_create(
-    *, rental: Order, user: User, term_days: int, actor: str = Actor.CUSTOMER
+    *,
+    rental: Order,
+    user: User,
+    term_days: int,
+    terms: TermsAcceptance | None,
+    actor: str = Actor.CUSTOMER,
 ) -> Order:
-    """An extension of `term_days` for `user`'s `rental`, awaiting payment.
+    """An extension of `term_days` for `user`'s `rental`, awaiting payment, bought under the
+    terms of sale `terms` accepts (refused without them, field `accept_terms`, as an order).
 
     The rental's row is locked while the refusals are checked and the extension is stored: two
     requests at once make one extension, the second is refused as pending. Its deadline is the
@@ -134,6 +150,7 @@ def extension_create(
         raise OrderError(_("Order not found."), code="not_found")
     if term_days not in TERMS:
         raise OrderError(_("Choose a term of 3, 7 or 30 days."), field="term_days")
+    accepted = terms_in_force(terms)
     with transaction.atomic():
         locked = Order.objects.select_for_update().select_related("gpu").get(pk=rental.pk)
         now = timezone.now()
@@ -158,10 +175,9 @@ def extension_create(
             currency=locked.currency,
             payment_deadline=deadline,
             created_at=now,
-            # Bought under the rental's terms of sale (they cover extensions).
-            terms_version=locked.terms_version,
-            terms_accepted_at=locked.terms_accepted_at,
-            terms_ip_hash=locked.terms_ip_hash,
+            terms_version=accepted.version,
+            terms_accepted_at=accepted.accepted_at,
+            terms_ip_hash=accepted.ip_hash,
         )
         order_event_record(
             order=extension,

@@ -1,8 +1,10 @@
 from decimal import Decimal
 
 from django import forms
+from django.core.validators import MaxValueValidator
 from django.db.models import QuerySet
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from accounts.forms import SshKeyForm
 from accounts.models import SshKey
@@ -116,7 +118,7 @@ class ConfigureForm(forms.Form):
             self.fields["ssh_keys"].queryset = ssh_keys
         if ssh_keys is not None and ssh_keys.exists():
             del self.fields["public_key"]
-        self.fields["quantity"].widget.attrs["max"] = max(available_units, 1)
+        self._limit_quantity(available_units)
         self.fields["term"].choices = [
             (
                 days,
@@ -135,6 +137,26 @@ class ConfigureForm(forms.Form):
         # A key half pasted while the price follows the form must not hide the price.
         text = self.cleaned_data["public_key"]
         return public_key_checked(text) if self.fields["accept_terms"].required else text
+
+    def _limit_quantity(self, available_units: int) -> None:
+        """The field's maximum is what is free now, and its error says so: the same figure as
+        the page's "n units available" and the number input's `max`."""
+        field = self.fields["quantity"]
+        limit = max(min(available_units, MAX_QUANTITY), 1)
+        if available_units > MAX_QUANTITY:
+            message = _("Choose between 1 and %(max)d GPUs.") % {"max": MAX_QUANTITY}
+        else:
+            message = ngettext(
+                "Not enough units: %(available)d available right now.",
+                "Not enough units: %(available)d available right now.",
+                available_units,
+            ) % {"available": available_units}
+        field.max_value = limit
+        field.validators = [
+            *(each for each in field.validators if not isinstance(each, MaxValueValidator)),
+            MaxValueValidator(limit, message=message),
+        ]
+        field.widget.attrs["max"] = limit
 
 
 def public_key_checked(text: str) -> str:
@@ -202,6 +224,21 @@ class MoveHostForm(forms.Form):
 
 
 class ExtendForm(forms.Form):
-    """The term a customer adds to their rental ("Prolonger")."""
+    """The term a customer adds to their rental ("Prolonger"), and on the confirmation's
+    POST (`confirming`) the terms of sale accepted, as for an order."""
 
     term_days = forms.TypedChoiceField(choices=TERM_CHOICES, coerce=int)
+    accept_terms = forms.BooleanField(
+        label=ORDER_CONSENT,
+        required=False,
+        error_messages={
+            "required": _(
+                "Tick this box to extend: the extension starts only once you have accepted "
+                "the terms of sale."
+            )
+        },
+    )
+
+    def __init__(self, *args, confirming: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["accept_terms"].required = confirming

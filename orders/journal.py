@@ -8,6 +8,7 @@ and API) carries the same facts, so they cannot drift apart.
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from decimal import Decimal
 
 from django.db.models import Prefetch, prefetch_related_objects
 from django.utils import timezone
@@ -44,6 +45,9 @@ class JournalCard:
     order: Order
     host_and_slots: str
     time_zone: str  # the customer's (the active one), next to UTC
+    # The term and the price with the paid extensions': what the run was given and cost.
+    rental_days: int
+    price_paid: Decimal
 
     @property
     def starts_at(self) -> datetime | None:
@@ -55,15 +59,20 @@ class JournalCard:
 
 
 def order_journal(*, order: Order) -> JournalCard | None:
-    """The order's journal card; None until it is paid. Uses at most one query (its slots)
-    beyond the order's GPU and environment (selected with it by the order selectors). An
+    """The order's journal card; None until it is paid. Uses at most two queries (its slots,
+    its extensions) beyond the order's GPU and environment (selected with it by the order
+    selectors), none where they were prefetched. An
     extension has none: its rental's card is the one that ran."""
     if order.status not in JOURNAL_STATUSES or order.is_extension:
         return None
+    # From the extensions prefetched with the order (the API's selector), else one query.
+    paid = [each for each in order.extensions.all() if each.status == S.PAID]
     return JournalCard(
         order=order,
         host_and_slots=order_slots_display(order=order),
         time_zone=str(timezone.get_current_timezone()),
+        rental_days=order.term_days + sum(each.term_days for each in paid),
+        price_paid=order.total + sum((each.total for each in paid), Decimal(0)),
     )
 
 
@@ -92,10 +101,10 @@ def journal_rows(card: JournalCard) -> list[tuple[str, str]]:
             _moment(
                 card.ends_at,
                 zone=card.time_zone,
-                pending=_("%(days)d days after the start") % {"days": order.term_days},
+                pending=_("%(days)d days after the start") % {"days": card.rental_days},
             ),
         ),
-        (_("Price paid"), money(order.total, order.currency)),
+        (_("Price paid"), money(card.price_paid, order.currency)),
     ]
 
 
@@ -149,13 +158,13 @@ def journal_data(card: JournalCard) -> dict:
         "host_and_slots": card.host_and_slots,
         "environment": order.environment.slug,
         "environment_details": order.environment_details,
-        "term_days": order.term_days,
+        "term_days": card.rental_days,
         "starts_at": _iso(card.starts_at),
         "ends_at": _iso(card.ends_at),
         "time_zone": card.time_zone,
         "starts_at_local": _iso(card.starts_at, local=True),
         "ends_at_local": _iso(card.ends_at, local=True),
-        "price_paid": str(order.total),
+        "price_paid": str(card.price_paid),
         "currency": order.currency,
     }
 

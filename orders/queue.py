@@ -41,11 +41,18 @@ def order_queue_cases(*, now: datetime) -> list[QueueCase]:
             _("Provisioning failed"),
             awaiting_machines & ~Q(provisioning_problem=""),
         ),
+        # Confirmed once the machines are being prepared (order_environment_confirm): before
+        # that the order waits as paid, and a failure is its own case. Each order counts once.
         QueueCase(
             "environment_waiting",
             _("Custom environment waiting for confirmation"),
             awaiting_machines
-            & Q(environment__requires_details=True, environment_confirmed_at__isnull=True),
+            & Q(
+                status=S.PROVISIONING,
+                provisioning_problem="",
+                environment__requires_details=True,
+                environment_confirmed_at__isnull=True,
+            ),
         ),
         QueueCase(
             "ending_soon",

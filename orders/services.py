@@ -13,11 +13,10 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import gettext_noop, ngettext_lazy
 
 from accounts.models import SshKey, User
-from catalog.legal import TERMS_OF_SALE
 from catalog.models import TERMS, Environment, GpuModel
 from catalog.pagecache import catalog_changed
 from hosts.models import Host, SlotHold
-from orders.consent import TermsAcceptance
+from orders.consent import TermsAcceptance, terms_in_force
 from orders.errors import OrderError
 from orders.extensions import rental_end, rental_shorten
 from orders.hooks import (
@@ -178,22 +177,6 @@ def order_ssh_keys_chosen(*, user: User, ssh_key_ids: Collection[int] | None) ->
     return keys
 
 
-def _terms_in_force(terms: TermsAcceptance | None) -> TermsAcceptance:
-    if terms is None:
-        raise OrderError(
-            _("Accept the terms of sale to order."),
-            field="accept_terms",
-            code="terms_not_accepted",
-        )
-    if terms.version != TERMS_OF_SALE.version:
-        raise OrderError(
-            _("The terms of sale have changed: read the new version and accept it to order."),
-            field="accept_terms",
-            code="terms_outdated",
-        )
-    return terms
-
-
 def order_create(
     *,
     user: User,
@@ -221,7 +204,7 @@ def order_create(
     `terms` is the customer's acceptance of the terms of sale in force, stored on the order:
     without it, or for another version, the order is refused (field `accept_terms`).
     """
-    accepted = _terms_in_force(terms)
+    accepted = terms_in_force(terms)
     with transaction.atomic():
         locked_gpu = GpuModel.objects.select_for_update().get(pk=gpu.pk)
         if form_token:

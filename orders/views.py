@@ -22,7 +22,13 @@ from hosts.provisioning.keys import order_ssh_keys_set
 from hosts.provisioning.services import order_access_late, order_is_automatic
 from orders import selectors
 from orders.consent import TermsAcceptance
-from orders.extensions import ExtensionPending, extension_create, extension_page_context
+from orders.extensions import (
+    ExtensionPending,
+    extension_create,
+    extension_offer,
+    extension_page_context,
+    extension_refusal,
+)
 from orders.forms import ConfigureForm, ExtendForm, OrderKeysForm
 from orders.hooks import PageSection, order_page_sections
 from orders.journal import journal_data, journal_for_page, order_journal
@@ -73,8 +79,10 @@ def _gpu_or_404(slug: str):
 
 
 def _quote_for(form: ConfigureForm, gpu, *, details_required: bool):
-    """The quote of a valid form, or None with the reason added to the form."""
-    if not form.is_valid():
+    """The quote of the form's choices, or None with the reason added to the form. An
+    unticked terms box stops the order, not the price: the price stays shown beside it."""
+    form.is_valid()
+    if any(field != "accept_terms" for field in form.errors):
         return None
     data = form.cleaned_data
     try:
@@ -233,7 +241,7 @@ def configure(request, slug):
         response = render(request, "orders/_quote_swap.html", context)
         response["HX-Replace-Url"] = url
         return response
-    if request.method != "POST" or quote is None:
+    if request.method != "POST" or quote is None or form.errors:
         return _configurator_page(request, gpu, form, quote)
 
     if not request.user.is_authenticated:
@@ -275,9 +283,9 @@ def place_pending(request):
     _public_key_keep(request, pending.pop("public_key", ""))
     form = _configurator_form(request, gpu, pending, ordering=True)
     quote = _quote_for(form, gpu, details_required=True)
-    if quote is None:
+    if quote is None or form.errors:
         # Sold out or changed meanwhile: the configurator says why, every choice kept.
-        return _configurator_page(request, gpu, form, None)
+        return _configurator_page(request, gpu, form, quote)
     return _place(request, gpu, form, quote, another=False, terms=terms)
 
 
@@ -461,27 +469,55 @@ def order_journal_json(request, number):
     return response
 
 
+def _extension_refused(request, refusal: OrderError, *, back: str):
+    """Where a refused "Prolonger" goes: an extension waiting for its payment is where the
+    customer goes on (its page is where it is paid); else back to the rental, saying why."""
+    if isinstance(refusal, ExtensionPending):
+        messages.info(request, refusal.message)
+        return redirect("orders:detail", number=refusal.extension.number)
+    messages.error(request, refusal.message)
+    return redirect(back)
+
+
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def order_extend_view(request, number):
-    """ "Prolonger": an extension of the rental, then its own page to pay it."""
+    """ "Prolonger": the GET shows the extension to confirm (its price, the days it adds, the
+    terms of sale box); the POST, box ticked, makes it, then its own page to pay it."""
     rental = selectors.order_for_user_or_404(user=request.user, number=number)
     back = f"{reverse('orders:detail', args=[rental.number])}#prolonger"
-    form = ExtendForm(request.POST)
-    if not form.is_valid():
+    confirming = request.method == "POST"
+    form = ExtendForm(request.POST if confirming else request.GET, confirming=confirming)
+    form.is_valid()
+    offer = "term_days" not in form.errors and extension_offer(
+        rental=rental, term_days=form.cleaned_data["term_days"]
+    )
+    if not offer:
         messages.error(request, _("Choose a term of 3, 7 or 30 days."))
         return redirect(back)
+    refusal = extension_refusal(rental=rental)
+    if refusal is not None:
+        return _extension_refused(request, refusal, back=back)
+    if not confirming or form.errors:
+        context = {
+            "order": rental,
+            "offer": offer,
+            "form": form,
+            # Not started yet: the term it will run, this extension included.
+            "rental_days": selectors.order_rental_days(order=rental) + offer.term_days,
+        }
+        return render(
+            request, "orders/order_extend.html", context, status=400 if form.errors else 200
+        )
     try:
         extension = extension_create(
-            rental=rental, user=request.user, term_days=form.cleaned_data["term_days"]
+            rental=rental,
+            user=request.user,
+            term_days=offer.term_days,
+            terms=TermsAcceptance.given_now(request),
         )
-    except ExtensionPending as pending:
-        # Its page is where it is paid: the customer goes on there.
-        messages.info(request, pending.message)
-        return redirect("orders:detail", number=pending.extension.number)
-    except OrderError as error:
-        messages.error(request, error.message)
-        return redirect(back)
+    except OrderError as error:  # changed since the check above: another tab, the API
+        return _extension_refused(request, error, back=back)
     messages.success(
         request,
         _("Extension %(number)s saved. Choose how to pay below.") % {"number": extension.number},

@@ -2,7 +2,7 @@
 paid" claims with nothing received, refunds owed. One condition each, shared by the queue's
 counts and the admin lists' filters. And how staff read an invoice: its flags and status."""
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.db.models import Exists, OuterRef, Q
 from django.utils.formats import date_format
@@ -13,10 +13,9 @@ from orders.models import OrderStatus
 from orders.queue import QueueCase
 from payments.models import Invoice, Transfer
 from payments.refunds.models import RefundStatus
+from payments.selectors import CLAIM_WATCH
 
 S = OrderStatus
-# A claim is answered by the chain within minutes; after this, staff look.
-CLAIM_UNANSWERED_AFTER = timedelta(minutes=30)
 # Flags matter while the order has not started its rental nor been closed.
 ORDERS_IN_PROGRESS = [S.AWAITING_PAYMENT, S.CONFIRMING, S.PAID, S.PROVISIONING, S.EXPIRED]
 QUEUE_FLAGS = ("underpaid", "overpaid", "paid_late", "wrong_asset", "multiple")
@@ -58,7 +57,7 @@ def claim_queue_cases(*, now: datetime) -> list[QueueCase]:
             _("“I've paid” with nothing received after 30 minutes"),
             Q(
                 ~Exists(received),
-                created_at__lte=now - CLAIM_UNANSWERED_AFTER,
+                created_at__lte=now - CLAIM_WATCH,
                 order__status__in=[S.AWAITING_PAYMENT, S.EXPIRED],
             ),
         )

@@ -3,6 +3,7 @@ HTML, forms and QR codes in payments.views and its template tags."""
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.conf import settings
@@ -12,8 +13,12 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from eth_utils import to_checksum_address
 
-from orders.models import Order
-from payments.models import Asset, Chain, Invoice, Rate, Transfer
+from orders.models import Order, OrderStatus
+from payments.models import Asset, Chain, Invoice, PaymentClaim, Rate, Transfer
+
+# After "I've paid", how long the page says the address is watched; a claim still unmatched
+# then goes to the staff's queue (payments.queue). The chain answers well within it.
+CLAIM_WATCH = timedelta(minutes=30)
 
 
 def rate_current(*, asset: Asset, currency: str, now=None) -> Rate | None:
@@ -282,3 +287,23 @@ def order_funds_lost_hold(order: Order) -> str | None:
         "“funds lost” on its invoice). Provisioning waits until the money is back or staff "
         "clear the flag with a reason."
     )
+
+
+@dataclass(frozen=True)
+class ClaimWatch:
+    """The latest "I've paid" of an order nothing has reached yet: watched until `until`,
+    then `lapsed` (staff look at it, the customer is told so)."""
+
+    until: datetime
+    lapsed: bool
+
+
+def order_claim_watch(*, order: Order, now: datetime) -> ClaimWatch | None:
+    """What the page says after "I've paid" while nothing reached the order's addresses."""
+    if order.status not in (OrderStatus.AWAITING_PAYMENT, OrderStatus.EXPIRED):
+        return None
+    claim = PaymentClaim.objects.filter(order=order).order_by("-created_at").first()
+    if claim is None or Transfer.objects.filter(invoice__order=order).exists():
+        return None
+    until = claim.created_at + CLAIM_WATCH
+    return ClaimWatch(until=until, lapsed=until <= now)

@@ -9,6 +9,7 @@ from orders.models import OrderStatus
 from orders.versions import row_version, rows_digest, table
 from payments.models import Asset, Chain, Invoice, PaymentClaim, Rate, ScanCursor, Transfer
 from payments.refunds.models import Refund
+from payments.selectors import CLAIM_WATCH
 from rental.changes import RATES_TAG_SQL, chain_tag_sql
 
 
@@ -69,6 +70,11 @@ def order_payment_version_parts() -> VersionParts:
             f"(SELECT min(v.at) FROM {table(Invoice)} i "
             "CROSS JOIN LATERAL (VALUES (i.monitor_until), (i.expires_at)) v(at) "
             "WHERE i.order_id = o.id AND v.at > now())",
+            # The watch after "I've paid" ends: the page then says staff look at it.
+            f"(SELECT max(c.created_at) + interval '{int(CLAIM_WATCH.total_seconds())} seconds' "
+            f"FROM {table(PaymentClaim)} c WHERE c.order_id = o.id "
+            f"HAVING max(c.created_at) + interval '{int(CLAIM_WATCH.total_seconds())} seconds' "
+            "> now())",
             f"CASE WHEN {unpaid} THEN (SELECT min(x.expires_at) FROM {_latest_rates()} "
             "WHERE x.expires_at > now()) END",
         ],

@@ -17,7 +17,12 @@ from orders.selectors import order_for_user_or_404
 from orders.views import order_answer, order_page
 from payments.forms import AssetChoiceForm, PaymentClaimForm
 from payments.models import Invoice
-from payments.selectors import PaymentProgress, in_asset_units, payment_progress
+from payments.selectors import (
+    PaymentProgress,
+    in_asset_units,
+    order_claim_watch,
+    payment_progress,
+)
 from payments.services import (
     PaymentError,
     invoice_issue,
@@ -73,6 +78,8 @@ def payment_status_context(*, order: Order, now=None) -> dict:
         "invoice": invoice,
         "payable": payable,
         "transfers": [],
+        # After "I've paid" with nothing seen yet: the address is watched, until when.
+        "claim_watch": order_claim_watch(order=order, now=now),
         "polling": order.status not in FINAL_STATUSES
         and not (invoice is None and not payable)
         and (invoice is None or now < invoice.monitor_until),

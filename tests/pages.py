@@ -14,7 +14,7 @@ from orders.extensions import extension_create
 from orders.models import Order
 from orders.services import order_cancel, orders_expire
 from tests.accounts.ssh import quick_public_key
-from tests.factories import OrderFactory
+from tests.factories import OrderFactory, accepted_terms
 from tests.payments.helpers import deadline_at, order_with_invoice
 
 LANGUAGES = ("fr", "en")
@@ -72,7 +72,9 @@ def customer_pages(*, devnet, customer) -> dict[str, str]:
     orders = orders_in_each_payment_state(devnet=devnet, customer=customer)
     rental = active_rental(customer=customer)
     # The paid order's page lists it; the active rental's page keeps offering the terms.
-    extension = extension_create(rental=orders["paid"], user=customer, term_days=7)
+    extension = extension_create(
+        rental=orders["paid"], user=customer, term_days=7, terms=accepted_terms()
+    )
     return {
         **CUSTOMER_PAGES,
         **{
@@ -80,6 +82,7 @@ def customer_pages(*, devnet, customer) -> dict[str, str]:
         },
         "order-active": f"/{{lang}}/account/orders/{rental.number}/",
         "order-stop": f"/{{lang}}/account/orders/{rental.number}/stop/",
+        "order-extend": f"/{{lang}}/account/orders/{rental.number}/extend/?term_days=7",
         "order-extension": f"/{{lang}}/account/orders/{extension.number}/",
         "invoices": "/{lang}/account/invoices/",  # the paid order's invoice in it
     }

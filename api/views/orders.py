@@ -237,6 +237,33 @@ IDEMPOTENCY_PARAMETER = OpenApiParameter(
 )
 
 
+class TermsAcceptedSerializer(serializers.Serializer):
+    """`accept_terms`, which an order and an extension both need."""
+
+    accept_terms = serializers.BooleanField(
+        help_text=(
+            "Must be `true`: the customer accepts the terms of sale in force "
+            "(`GET /terms/`) and expressly asks for the rental to start (or go on) as soon as "
+            "it is paid, before the end of the 14-day withdrawal period, acknowledging that "
+            "the right of withdrawal is lost once the rental is fully performed. Stored on the "
+            "order with the version, the time and a hash of the client's address."
+        ),
+    )
+
+    def validate_accept_terms(self, value: bool) -> bool:
+        if not value:
+            raise serializers.ValidationError(
+                "Accept the terms of sale to order: send `true`.", code="terms_not_accepted"
+            )
+        return value
+
+
+def without_acceptance(data: dict) -> dict:
+    """The validated body less `accept_terms`: true, or the serializer refused it, so the
+    acceptance travels as the service's `terms`."""
+    return {name: value for name, value in data.items() if name != "accept_terms"}
+
+
 def placed_response(
     request, serializer: serializers.Serializer, place: Callable[[str, dict], OrderPlaced]
 ) -> Response:
@@ -265,7 +292,7 @@ def placed_response(
 class OrderListApi(ApiView):
     pagination_class = ApiPagination
 
-    class InputSerializer(ConfigurationInputSerializer):
+    class InputSerializer(TermsAcceptedSerializer, ConfigurationInputSerializer):
         asset = serializers.SlugRelatedField(
             slug_field="slug",
             queryset=api_payment_assets(),
@@ -282,25 +309,8 @@ class OrderListApi(ApiView):
             ),
         )
 
-        accept_terms = serializers.BooleanField(
-            help_text=(
-                "Must be `true`: the customer accepts the terms of sale in force "
-                "(`GET /terms/`) and expressly asks for the rental to start as soon as it is "
-                "paid, before the end of the 14-day withdrawal period, acknowledging that the "
-                "right of withdrawal is lost once the rental is fully performed. Stored on the "
-                "order with the version, the time and a hash of the client's address."
-            ),
-        )
-
         class Meta:
             ref_name = "OrderCreate"
-
-        def validate_accept_terms(self, value: bool) -> bool:
-            if not value:
-                raise serializers.ValidationError(
-                    "Accept the terms of sale to order: send `true`.", code="terms_not_accepted"
-                )
-            return value
 
     class FilterSerializer(serializers.Serializer):
         status = serializers.ChoiceField(choices=OrderStatus.choices, required=False)
@@ -380,8 +390,7 @@ class OrderListApi(ApiView):
                 api_key=request_api_key(request),
                 idempotency_key=key,
                 terms=TermsAcceptance.given_now(request),
-                # accept_terms is true, or the serializer refused it: the acceptance is `terms`.
-                **{name: value for name, value in data.items() if name != "accept_terms"},
+                **without_acceptance(data),
             ),
         )
 
@@ -563,7 +572,7 @@ class OrderPaidApi(ApiView):
 
 
 class OrderExtensionApi(ApiView):
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(TermsAcceptedSerializer):
         term_days = serializers.ChoiceField(choices=TERMS, help_text="3, 7 or 30 more days.")
         asset = serializers.SlugRelatedField(
             slug_field="slug",
@@ -591,7 +600,9 @@ class OrderExtensionApi(ApiView):
             "(`not_extendable`), an extension itself (`is_extension`), less than 15 minutes "
             "left (`ends_soon`), or another extension still waiting for its payment "
             "(`extension_pending`). Another account's order is a 404. `Idempotency-Key` "
-            "works as for `POST /orders/`."
+            "works as for `POST /orders/`.\n\n"
+            "`accept_terms` must be `true`, as for an order: without it the extension is a "
+            "400 naming `accept_terms`."
         ),
         parameters=[IDEMPOTENCY_PARAMETER],
         request=InputSerializer,
@@ -604,7 +615,7 @@ class OrderExtensionApi(ApiView):
         examples=[
             OpenApiExample(
                 "A week more, paid in USDC",
-                value={"term_days": 7, "asset": "usdc-ethereum"},
+                value={"term_days": 7, "asset": "usdc-ethereum", "accept_terms": True},
                 request_only=True,
             ),
             OpenApiExample(
@@ -633,6 +644,7 @@ class OrderExtensionApi(ApiView):
                 api_key=request_api_key(request),
                 rental=rental,
                 idempotency_key=key,
-                **data,
+                terms=TermsAcceptance.given_now(request),
+                **without_acceptance(data),
             ),
         )

@@ -61,10 +61,13 @@ class SshKeyListApi(ApiView):
             default="",
             help_text="To tell your keys apart; the key's comment when empty.",
         )
+        # Blank reaches the parser, whose refusal says how to make a key (`empty_key`).
         public_key = serializers.CharField(
+            allow_blank=True,
+            trim_whitespace=False,
             help_text=(
                 f"One line of a .pub file: ed25519, ECDSA, or RSA of at least {MIN_RSA_BITS} bits."
-            )
+            ),
         )
 
         class Meta:
@@ -90,7 +93,7 @@ class SshKeyListApi(ApiView):
         summary="Add an SSH key",
         description=(
             "Adds a public key to your account. Refused with 400 and a code saying why: "
-            "`private_key` (a private key is never stored), `not_a_key`, `one_line`, "
+            "`empty_key`, `private_key` (a private key is never stored), `not_a_key`, `one_line`, "
             "`unsupported_type`, `damaged`, `rsa_too_short`; with 409: `ssh_key_exists` "
             f"and `too_many_ssh_keys` (at most {MAX_SSH_KEYS_PER_USER} keys per account)."
         ),

@@ -22,3 +22,10 @@ def unit_price(rate: Decimal, currency: str) -> str:
 def asset_units(base_units: Decimal | int, asset: Asset) -> str:
     """Base units in whole units, exact: 1095.295013 (a wallet reads it, so no grouping)."""
     return in_asset_units(base_units, asset=asset)
+
+
+@register.filter
+def hash_short(value: str) -> str:
+    """A transaction hash as staff compare it at a glance, `0x5e5e5e…5e5e5e`: the 66 characters
+    in full would push a table past its column (the full hash goes in a title)."""
+    return value if len(value) <= 20 else f"{value[:8]}…{value[-6:]}"

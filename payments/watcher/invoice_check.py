@@ -2,10 +2,7 @@
 balance of the invoice's address."""
 
 from django.db import transaction
-from django.utils.translation import gettext_noop
 
-from orders.models import OrderEvent
-from orders.transitions import order_event_record
 from payments.models import NATIVE_LOG_INDEX, Asset, Chain, Invoice, Transfer
 from payments.watcher.internal_transfers import transaction_internal_transfers
 from payments.watcher.range_reading import observed_transfer
@@ -47,15 +44,6 @@ def invoice_check(*, invoice_id: int, tx_hash: str = "") -> dict:
                 chain.pk, [invoice.pk]
             )
         scan.delay()
-    elif not balance:
-        # The customer asked: answer them, even when the answer is "not yet".
-        order_event_record(
-            order=invoice.order,
-            kind=OrderEvent.Kind.NOTE,
-            actor=OrderEvent.Actor.SYSTEM,
-            reason=gettext_noop("checked at your request: nothing has reached the address yet"),
-            data={"tx_hash": tx_hash} if tx_hash else {},
-        )
     return {"recorded": len(observed), "balance": str(balance), "scan_queued": behind}
 
 

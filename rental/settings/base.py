@@ -288,6 +288,10 @@ PAYMENTS_XPUB = _payments.PAYMENTS_XPUB
 PAYMENTS_DERIVATION_START = _payments.PAYMENTS_DERIVATION_START
 PAYMENTS_DEVNET_RPC_URL = _payments.PAYMENTS_DEVNET_RPC_URL
 PAYMENTS_DEVNET_CONFIRMATIONS = _payments.PAYMENTS_DEVNET_CONFIRMATIONS
+# Chain ids /healthz/ready waits for, besides the preset networks whose RPC URL is set.
+PAYMENTS_READY_CHAIN_IDS = [
+    int(chain_id) for chain_id in _payments.PAYMENTS_READY_CHAIN_IDS.split(",") if chain_id.strip()
+]
 # A rate older than this refuses new invoices in its asset.
 PAYMENTS_RATE_MAX_AGE = timedelta(minutes=_payments.PAYMENTS_RATE_MAX_AGE_MINUTES)
 # Chainlink feed readings (payments/rates.py). An answer older than its feed's heartbeat plus

@@ -70,6 +70,8 @@ class PaymentSettings(EnvironmentSettings):
     PAYMENTS_DEVNET_RPC_URL: HttpUrlText = "http://127.0.0.1:8545"
     # Confirmations `setup_devnet` gives the local chain (real chains set theirs in the admin).
     PAYMENTS_DEVNET_CONFIRMATIONS: int = Field(3, ge=1, le=1000)
+    # Chain ids /healthz/ready waits for, comma-separated ("31337,8453").
+    PAYMENTS_READY_CHAIN_IDS: str = Field("", pattern=r"^ *([0-9]+ *(, *[0-9]+ *)*)?$")
     PAYMENTS_RATE_MAX_AGE_MINUTES: int = Field(10, ge=1, le=24 * 60)
     PAYMENTS_MONITOR_HOURS: int = Field(24, ge=1, le=24 * 90)
     # A fraction of the amount due (0.001 = 0.1 %), never base units: 1 would mean "paid

@@ -15,3 +15,6 @@ PROVISIONING_KEY_FILE = PROVISIONING_KEY_FILE or str(VAR_DIR / "ssh" / "store_ke
 PROVISIONING_KNOWN_HOSTS = PROVISIONING_KNOWN_HOSTS or str(VAR_DIR / "ssh" / "known_hosts")  # noqa: F405
 # The devnet's first paying account (anvil's account 1) sends the refunds while developing.
 PAYMENTS_REFUND_WALLETS = PAYMENTS_REFUND_WALLETS or ("0x70997970c51812dc3a010c7d01b50e0d17dc79c8",)  # noqa: F405
+# `make run` takes payments on the devnet (chain 31337): not ready until `setup_devnet`
+# registered it, unless PAYMENTS_READY_CHAIN_IDS says otherwise.
+PAYMENTS_READY_CHAIN_IDS = PAYMENTS_READY_CHAIN_IDS or [31337]  # noqa: F405

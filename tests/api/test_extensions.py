@@ -30,7 +30,20 @@ def _extend(api, rental, body, **headers):
     return api.post(f"/api/v1/orders/{rental.number}/extensions/", body, format="json", **headers)
 
 
-BODY = {"term_days": 7, "asset": "usdc-devnet"}
+BODY = {"term_days": 7, "asset": "usdc-devnet", "accept_terms": True}
+
+
+@pytest.mark.parametrize("accept_terms", [None, False])
+def test_an_extension_without_the_terms_accepted_is_a_400_naming_accept_terms(
+    api, rental, usdc, accept_terms
+):
+    body = {**BODY, "accept_terms": accept_terms}
+    if accept_terms is None:
+        del body["accept_terms"]
+    response = _extend(api, rental, body)
+    assert response.status_code == 400
+    assert "accept_terms" in response.json()["error"]["fields"]
+    assert not rental.extensions.exists()
 
 
 def test_an_extension_is_created_with_its_payment_instructions(api, rental, usdc):

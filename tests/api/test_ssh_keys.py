@@ -109,3 +109,14 @@ def test_an_order_without_a_key_on_an_automatic_host_is_a_400_on_ssh_keys(api, g
     assert error["code"] == "ssh_key_required"
     assert list(error["fields"]) == ["ssh_keys"]
     assert not Order.objects.exists()
+
+
+@pytest.mark.parametrize("empty", ["", "  \n"])
+def test_an_empty_key_is_refused_saying_how_to_make_one(api, customer, empty):
+    # What `$(cat ~/.ssh/id_ed25519.pub)` sends on a machine without that file.
+    response = api.post("/api/v1/ssh-keys/", {"name": "laptop", "public_key": empty}, format="json")
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "empty_key" and "public_key" in error["fields"]
+    assert "ssh-keygen -t ed25519" in error["message"]
+    assert not customer.ssh_keys.exists()

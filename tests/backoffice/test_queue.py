@@ -126,3 +126,15 @@ def test_the_admin_home_shows_the_queue_with_links(client, staff, cases):
 def test_the_counts_take_one_query_per_model(cases, django_assert_num_queries):
     with django_assert_num_queries(4):
         queue_entries()
+
+
+def test_a_custom_environment_order_counts_once_whatever_its_step(pytorch, custom_environment):
+    paid = OrderFactory(status=S.PAID, environment=custom_environment)
+    counts = {entry.key: entry.count for entry in queue_entries()}
+    assert sum(counts.values()) == 1 and counts["paid_waiting"] == 1
+    Order.objects.filter(pk=paid.pk).update(status=S.PROVISIONING, provisioning_problem="refused")
+    counts = {entry.key: entry.count for entry in queue_entries()}
+    assert sum(counts.values()) == 1 and counts["provisioning_failed"] == 1
+    Order.objects.filter(pk=paid.pk).update(provisioning_problem="")
+    counts = {entry.key: entry.count for entry in queue_entries()}
+    assert sum(counts.values()) == 1 and counts["environment_waiting"] == 1

@@ -14,6 +14,7 @@ from lxml import etree
 from billing.models import BillingDocument
 from billing.rendering import document_pdf
 from tests.billing.helpers import order_paid
+from tests.factories import EnvironmentFactory
 
 TX_HASH = "0x" + "5e" * 32
 CII = {"ram": "urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100"}
@@ -51,22 +52,23 @@ def test_the_pdf_carries_every_mention_the_law_asks_for(invoice, buyer):
     assert "Période de la prestation" in text
     assert f"{buyer.first_name} {buyer.last_name}" in text and buyer.email in text
     assert "Location : 1 GPU" in text and "Prix unitaire HT" in text and "Quantité" in text
-    assert f"{invoice.total_excl_vat} EUR" in text and f"{invoice.total} EUR" in text
+    excl_vat = f"{invoice.total_excl_vat:.2f}".replace(".", ",")
+    assert f"{excl_vat} €" in text and "504,00 €" in text
     assert "USDC" in text and "Anvil devnet" in text and TX_HASH in text
-    assert "1 USDC = 0.92000000 EUR (test)" in text
+    assert "1 USDC = 0,92 € (test)" in text
 
     business = "Indemnité forfaitaire pour frais de recouvrement" in text
     penalties = "Pénalités de retard" in text
     if not buyer.company_name:  # a consumer: French VAT, no B2B mentions
         assert (invoice.vat_mode, invoice.vat_rate) == ("standard", Decimal(20))
-        assert "TVA 20 %" in text and "84.00 EUR" in text
+        assert "TVA 20 %" in text and "84,00 €" in text
         assert not business and not penalties
         return
     assert business and penalties and "40 €" in text
     assert buyer.company_name in text and buyer.vat_number in text
     assert "69002 Lyon" in text or "20457 Hamburg" in text
     if buyer.country == "FR":  # French business: VAT charged
-        assert invoice.vat_mode == "standard" and "84.00 EUR" in text
+        assert invoice.vat_mode == "standard" and "84,00 €" in text
         assert "Autoliquidation" not in text
     else:  # EU business with a VAT number: reverse charge
         assert (invoice.vat_mode, invoice.vat_amount) == ("reverse_charge", Decimal(0))
@@ -122,3 +124,42 @@ def test_later_account_changes_never_reach_an_issued_invoice(customer, usdc, wor
 
     text = pdf_text(document_pdf(BillingDocument.objects.get(order=order)))
     assert "Renamed Ltd" not in text
+
+
+def test_the_pdf_writes_french_numbers_whole_headers_and_the_environment_once(
+    customer, usdc, worker_runs
+):
+    custom = EnvironmentFactory(
+        slug="custom", name="Environnement personnalisé", requires_details=True
+    )
+    with worker_runs():
+        order = order_paid(
+            usdc,
+            user=customer,
+            quantity=2,
+            total=Decimal("1008.00"),
+            environment=custom,
+            environment_details="my:image",
+        )
+    invoice = BillingDocument.objects.get(order=order)
+    assert invoice.total == Decimal("1008.00")
+
+    reader = pypdf.PdfReader(io.BytesIO(document_pdf(invoice)))
+    raw = "\n".join(page.extract_text() for page in reader.pages)
+    lines = [" ".join(line.replace("\xa0", " ").split()) for line in raw.splitlines()]
+    text = " ".join(lines)
+    # As the site writes them: grouped thousands, a decimal comma, the euro sign after.
+    assert "1 008,00 €" in text and "840,00 €" in text and "168,00 €" in text
+    assert "60,00 €" in text  # the unit price excl. VAT, 72 € a day with 20 % VAT
+    assert "1 USDC = 0,92 €" in text
+    assert "1 095,652174 USDC" in text
+    for english in ("1008.00", "60.0000", "0.92000000", " EUR"):
+        assert english not in text
+    # A label never ends a line alone, apart from what it introduces.
+    seller_vat = settings.BILLING_SELLER["vat_number"]
+    assert any("N° de TVA intracommunautaire " + seller_vat in line for line in lines)
+    # Paid, not started yet: the period starts with the rental (rental_periods_fix).
+    period = "Période de la prestation: à compter du début de la location"
+    assert any(line.startswith(period) for line in lines)
+    assert "environnement Environnement" not in text
+    assert text.count("Environnement personnalisé") == 1

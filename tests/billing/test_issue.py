@@ -14,12 +14,12 @@ from billing.models import BillingDocument, BillingSequence, DocumentImmutable
 from billing.services import billing_on_event
 from orders.extensions import extension_create
 from orders.models import OrderStatus
-from orders.services import order_refund
+from orders.services import order_activate, order_provisioning_start, order_refund
 from payments.models import Transfer
 from payments.services import invoice_issue
 from payments.watcher.settlement import invoice_settle
 from tests.billing.helpers import order_paid
-from tests.factories import OrderFactory
+from tests.factories import OrderFactory, accepted_terms
 from tests.payments.helpers import order_with_invoice, transfer_recorded
 
 
@@ -122,7 +122,7 @@ def test_a_paid_extension_gets_its_own_invoice_for_the_days_it_adds(usdc, custom
         activated_at=now - timedelta(days=1),
         ends_at=now + timedelta(days=2),
     )
-    extension = extension_create(rental=rental, user=customer, term_days=7)
+    extension = extension_create(rental=rental, user=customer, term_days=7, terms=accepted_terms())
     invoice = invoice_issue(order=extension, asset=usdc)
     transfer_recorded(invoice, status=Transfer.Status.CONFIRMED)
     mail.outbox.clear()
@@ -140,14 +140,22 @@ def test_a_paid_extension_gets_its_own_invoice_for_the_days_it_adds(usdc, custom
     assert message.attachments[0][0] == document.filename
 
 
+def _extension_paid(rental, asset, *, days: int):
+    """An extension of `rental` bought and paid as the watcher settles it."""
+    extension = extension_create(
+        rental=rental, user=rental.user, term_days=days, terms=accepted_terms()
+    )
+    invoice = invoice_issue(order=extension, asset=asset)
+    transfer_recorded(invoice, status=Transfer.Status.CONFIRMED)
+    invoice_settle(invoice_id=invoice.pk)
+    return extension, invoice
+
+
 def test_refunding_a_rental_refunds_its_paid_extension_too(usdc, customer, staff, worker_runs):
     # Paid, extended and paid again before the machines were ready; then no machine came.
     with worker_runs():
         rental = order_paid(usdc, user=customer, tx_hash="0x" + "12" * 32)
-        extension = extension_create(rental=rental, user=customer, term_days=3)
-        invoice = invoice_issue(order=extension, asset=usdc)
-        transfer_recorded(invoice, status=Transfer.Status.CONFIRMED)
-        invoice_settle(invoice_id=invoice.pk)
+        extension, invoice = _extension_paid(rental, usdc, days=3)
     extension.refresh_from_db()
     assert extension.status == OrderStatus.PAID
 
@@ -160,3 +168,54 @@ def test_refunding_a_rental_refunds_its_paid_extension_too(usdc, customer, staff
     assert extension.refunds.get().amount == invoice.amount_due
     credit_notes = BillingDocument.objects.filter(kind="credit_note")
     assert {note.order_id for note in credit_notes} == {rental.pk, extension.pk}
+
+
+def test_each_facture_covers_its_real_days_fixed_when_the_rental_starts(
+    usdc, customer, staff, worker_runs
+):
+    # Paid, then extended by 3 days and paid again, both before the machines were ready.
+    with worker_runs():
+        rental = order_paid(usdc, user=customer, tx_hash="0x" + "34" * 32)
+        extension, _invoice = _extension_paid(rental, usdc, days=3)
+    rental_document = BillingDocument.objects.get(order=rental)
+    extension_document = BillingDocument.objects.get(order=extension)
+    # Paid is not started: no period is written yet.
+    assert rental_document.service_start is None and extension_document.service_start is None
+
+    with worker_runs():
+        order_provisioning_start(order=rental, actor_user=staff)
+        assert order_activate(order=rental, actor_user=staff, host="gpu", port=22, user="u")
+    rental.refresh_from_db()
+    started = timezone.localdate(rental.activated_at)
+    first_end = timezone.localdate(rental.activated_at + timedelta(days=rental.term_days))
+    rental_document.refresh_from_db()
+    extension_document.refresh_from_db()
+    assert (rental_document.service_start, rental_document.service_end) == (started, first_end)
+    # The extension runs from the rental's former end to its real end, without overlap.
+    assert (extension_document.service_start, extension_document.service_end) == (
+        first_end,
+        timezone.localdate(rental.ends_at),
+    )
+    assert timezone.localdate(rental.ends_at) == first_end + timedelta(days=3)
+
+
+def test_an_extension_billed_after_the_rental_started_gets_its_place_after_the_term(
+    usdc, customer, staff, worker_runs
+):
+    with worker_runs():
+        rental = order_paid(usdc, user=customer, tx_hash="0x" + "56" * 32)
+    extension, _invoice = _extension_paid(rental, usdc, days=3)  # its event not handled yet
+    with worker_runs():
+        order_provisioning_start(order=rental, actor_user=staff)
+        assert order_activate(order=rental, actor_user=staff, host="gpu", port=22, user="u")
+
+    extended = rental.events.get(kind="extended")
+    with worker_runs():
+        billing_on_event(event=extended)  # the extension's invoice, issued after the start
+    rental.refresh_from_db()
+    document = BillingDocument.objects.get(order=extension)
+    first_end = timezone.localdate(rental.activated_at + timedelta(days=rental.term_days))
+    assert (document.service_start, document.service_end) == (
+        first_end,
+        timezone.localdate(rental.ends_at),
+    )

@@ -10,6 +10,7 @@ from django.core.management import call_command
 from PIL import Image
 from playwright.sync_api import sync_playwright
 
+from tests.accounts.two_factor import authenticator_for, second_factor_type_in
 from tests.anvil import anvil_with_contracts
 
 # Playwright's sync API runs an event loop in this thread; Django's ORM calls from the test
@@ -127,6 +128,18 @@ def log_in(page, email: str, password: str, lang: str = "fr") -> None:
     page.fill("input[name=password]", password)
     page.click("form.form button[type=submit]")
     page.wait_for_url(f"**/{lang}/account/**")
+
+
+def staff_log_in(page, staff, password: str) -> None:
+    """Staff log in through the store's login page (its limits apply), then the code of their
+    authenticator app, before any admin page."""
+    phone = authenticator_for(staff)
+    page.goto("/admin/login/?next=/admin/")
+    page.fill("input[name=login]", staff.email)
+    page.fill("input[name=password]", password)
+    page.click("form.form button[type=submit]")
+    second_factor_type_in(page, phone)
+    page.wait_for_url("**/admin/")
 
 
 def order_now(page) -> None:

@@ -7,8 +7,7 @@ from playwright.sync_api import expect
 from catalog.formatting import money
 from catalog.models import TermPrice
 from orders.models import Order, OrderStatus
-from tests.accounts.two_factor import authenticator_for, second_factor_type_in
-from tests.browser.conftest import log_in, order_now, screenshot
+from tests.browser.conftest import log_in, order_now, screenshot, staff_log_in
 from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -52,7 +51,6 @@ def test_staff_provisions_and_activates_an_order_and_the_customer_sees_the_acces
 
     customer = UserFactory(password=PASSWORD)
     staff = UserFactory(password=PASSWORD, is_staff=True, is_superuser=True)
-    staff_phone = authenticator_for(staff)
     order = OrderFactory(
         user=customer,
         gpu=GpuModel.objects.get(slug="h100-sxm"),
@@ -60,14 +58,7 @@ def test_staff_provisions_and_activates_an_order_and_the_customer_sees_the_acces
         status=OrderStatus.PAID,
     )
     page = desktop
-    # Staff log in through the store's login page (its limits apply), then land in the admin.
-    page.goto("/admin/login/?next=/admin/")
-    page.fill("input[name=login]", staff.email)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("form.form button[type=submit]")
-    # Then the code from the authenticator app, before any admin page.
-    second_factor_type_in(page, staff_phone)
-    page.wait_for_url("**/admin/")
+    staff_log_in(page, staff, PASSWORD)
 
     page.goto("/admin/orders/order/")
     page.fill("#searchbar", order.number)

@@ -23,12 +23,13 @@ pytestmark = pytest.mark.django_db
 # accounts.sessions), the version of what the page shows (orders.versions), then what the page
 # itself reads when it is rendered afresh.
 CEILINGS = {
-    # The page: its payment (with the currencies a feed prices now), refund, invoice, journal
-    # and SSH-key sections each read their rows once.
-    "order page": 11,
+    # The page: its payment (with the currencies a feed prices now, and the latest "I've paid"
+    # the page answers), refund, invoice, journal and SSH-key sections each read their rows once.
+    "order page": 12,
     "status poll": 4,
-    # The poll rebuilds the instructions (QR, rate) when what is left changed.
-    "payment poll": 7,
+    # The poll rebuilds the instructions (QR, rate) when what is left changed; it reads the
+    # latest "I've paid" too (the address watched until when).
+    "payment poll": 8,
     "order list": 4,
     "API keys page": 3,
 }

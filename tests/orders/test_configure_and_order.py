@@ -134,7 +134,8 @@ def test_custom_environment_keeps_its_description(client, customer, gpu, custom_
     [
         ({"quantity": 0}, "quantity", "1"),
         ({"quantity": -1}, "quantity", "1"),
-        ({"quantity": 10**9}, "quantity", "64"),
+        ({"quantity": 10**9}, "quantity", "8 available"),
+        ({"quantity": 999}, "quantity", "8 available"),
         ({"quantity": 9}, "quantity", "8 available"),
         ({"quantity": "two"}, "quantity", "whole number"),
         ({"term": 5}, "term", "5"),
@@ -234,3 +235,26 @@ def test_the_order_e_mail_gives_the_deadline_in_the_customers_zone(
             {"environment": "pytorch", "quantity": 1, "term": 7, **TERMS_TICKED},
         )
     assert "(America/New_York)" in mail.outbox[-1].body
+
+
+def test_an_unticked_terms_box_keeps_the_price_and_says_so_once(client, customer, gpu):
+    client.force_login(customer)
+    payload = {"environment": "pytorch", "quantity": 2, "term": 7}
+    page = client.post(f"/fr/gpus/{gpu.slug}/configure/", payload).content.decode()
+    assert 'data-testid="quote-total"' in page and "1\u00a0008,00\u00a0€" in page
+    assert page.count("Cochez cette case pour commander") == 1
+    assert "Corrigez les champs signalés" not in page
+    assert not Order.objects.exists()
+
+
+def test_too_many_gpus_names_the_real_maximum_the_field_allows_too(client, customer, gpu):
+    from tests.factories import OrderFactory
+
+    OrderFactory(gpu=gpu, quantity=3, status="paid")  # 5 of the 8 stay free
+    client.force_login(customer)
+    payload = {"environment": "pytorch", "quantity": 999, "term": 7, **TERMS_TICKED}
+    page = client.post(f"/en/gpus/{gpu.slug}/configure/", payload).content.decode()
+    assert "5 available right now" in page and "equal to 64" not in page
+    assert re.search(r'<input type="number" name="quantity" value="999"[^>]* max="5"', page)
+    assert "5 units available right now." in page
+    assert not Order.objects.filter(status="awaiting_payment").exists()

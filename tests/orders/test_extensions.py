@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from api.models import WebhookDelivery
 from api.webhooks.services import webhook_endpoint_create
+from catalog.legal import TERMS_OF_SALE
 from orders.extensions import ExtensionLapsed, ExtensionPending, extension_create
 from orders.models import Order, OrderEvent, OrderStatus
 from orders.services import (
@@ -27,7 +28,7 @@ from orders.transitions import TransitionNotAllowed, order_transition
 from payments.ledger import invoice_ledger
 from payments.refunds.models import Refund
 from payments.services import PaymentError, invoice_issue
-from tests.factories import OrderFactory
+from tests.factories import TERMS_TICKED, OrderFactory, accepted_terms
 from tests.payments.helpers import deadline_at, reload
 from tests.payments.test_lock_order import race
 
@@ -68,7 +69,7 @@ def test_an_extension_paid_on_chain_before_the_end_moves_the_end_on_the_same_slo
     rental = _active(customer, gpu, left=timedelta(days=2))
     Order.objects.filter(pk=rental.pk).update(ending_notice_hours=24)
     end, holds = rental.ends_at, _holds(rental)
-    extension = extension_create(rental=rental, user=customer, term_days=7)
+    extension = extension_create(rental=rental, user=customer, term_days=7, terms=accepted_terms())
     assert (extension.extends, extension.quantity, extension.daily_rate) == (rental, 2, 72)
     assert extension.total == Decimal("1008.00")  # today's 7-day rate x 7 days x 2 GPUs
     assert not extension.slot_holds.exists() and not extension.ssh_keys.exists()
@@ -103,7 +104,7 @@ def test_an_extension_paid_on_chain_before_the_end_moves_the_end_on_the_same_slo
 
 def test_an_extension_paid_before_activation_adds_its_days_to_the_term(customer, gpu, staff):
     rental = OrderFactory(user=customer, gpu=gpu, status=S.PAID)
-    extension = extension_create(rental=rental, user=customer, term_days=3)
+    extension = extension_create(rental=rental, user=customer, term_days=3, terms=accepted_terms())
     _pay(extension)
     assert rental.events.get(kind=Kind.EXTENDED).data["old_end"] is None
 
@@ -117,7 +118,7 @@ def test_an_extension_paid_before_activation_adds_its_days_to_the_term(customer,
 
 def test_an_extension_has_no_machines_of_its_own(customer, gpu, staff):
     rental = OrderFactory(user=customer, gpu=gpu, status=S.PAID)
-    extension = extension_create(rental=rental, user=customer, term_days=3)
+    extension = extension_create(rental=rental, user=customer, term_days=3, terms=accepted_terms())
     _pay(extension)
     with pytest.raises(OrderError) as refusal:
         order_provisioning_start(order=extension, actor_user=staff)
@@ -129,7 +130,7 @@ def test_an_extension_has_no_machines_of_its_own(customer, gpu, staff):
 def test_an_unpaid_extension_expires_at_the_end_and_the_rental_ends_as_planned(customer, gpu):
     rental = _active(customer, gpu, left=timedelta(minutes=20))
     end = rental.ends_at
-    extension = extension_create(rental=rental, user=customer, term_days=7)
+    extension = extension_create(rental=rental, user=customer, term_days=7, terms=accepted_terms())
     assert extension.payment_deadline == end  # the window is cut at the rental's end
     after = end + timedelta(seconds=1)
 
@@ -146,7 +147,7 @@ def test_an_unpaid_extension_expires_at_the_end_and_the_rental_ends_as_planned(c
 
 def test_the_rental_does_not_end_while_its_extension_is_confirming(customer, gpu):
     rental = _active(customer, gpu, left=timedelta(minutes=20))
-    extension = extension_create(rental=rental, user=customer, term_days=3)
+    extension = extension_create(rental=rental, user=customer, term_days=3, terms=accepted_terms())
     assert order_paying_transition(order=extension, to=S.CONFIRMING, actor=Actor.SYSTEM)
     after = rental.ends_at + timedelta(seconds=1)
     assert orders_complete(now=after) == 0
@@ -162,7 +163,7 @@ def test_money_after_the_extension_expired_is_flagged_and_owed_back(
 ):
     settings.PAYMENTS_EXPIRY_SCAN_MARGIN = timedelta(seconds=10)
     rental = _active(customer, gpu, left=timedelta(minutes=20))
-    extension = extension_create(rental=rental, user=customer, term_days=7)
+    extension = extension_create(rental=rental, user=customer, term_days=7, terms=accepted_terms())
     invoice = invoice_issue(order=extension, asset=devnet.usdc)
     devnet.scan()
     # The rental ends (and the extension's window closes) at the chain's present.
@@ -198,43 +199,48 @@ def test_money_after_the_extension_expired_is_flagged_and_owed_back(
 def test_only_a_paid_provisioning_or_active_rental_is_extended(customer, gpu, status):
     rental = OrderFactory(user=customer, gpu=gpu, status=status)
     with pytest.raises(OrderError) as refusal:
-        extension_create(rental=rental, user=customer, term_days=7)
+        extension_create(rental=rental, user=customer, term_days=7, terms=accepted_terms())
     assert refusal.value.code == "not_extendable"
 
 
 def test_an_extension_is_not_extended(customer, gpu):
     rental = OrderFactory(user=customer, gpu=gpu, status=S.PAID)
-    extension = extension_create(rental=rental, user=customer, term_days=7)
+    extension = extension_create(rental=rental, user=customer, term_days=7, terms=accepted_terms())
     _pay(extension)
     with pytest.raises(OrderError) as refusal:
-        extension_create(rental=extension, user=customer, term_days=7)
+        extension_create(rental=extension, user=customer, term_days=7, terms=accepted_terms())
     assert refusal.value.code == "is_extension"
 
 
 def test_a_second_extension_waits_for_the_first_to_be_paid(customer, gpu):
     rental = _active(customer, gpu, left=timedelta(days=1))
-    first = extension_create(rental=rental, user=customer, term_days=3)
+    first = extension_create(rental=rental, user=customer, term_days=3, terms=accepted_terms())
     with pytest.raises(ExtensionPending) as refusal:
-        extension_create(rental=rental, user=customer, term_days=7)
+        extension_create(rental=rental, user=customer, term_days=7, terms=accepted_terms())
     assert refusal.value.extension == first and first.number in str(refusal.value.message)
     _pay(first)
-    assert extension_create(rental=rental, user=customer, term_days=7).term_days == 7
+    assert (
+        extension_create(
+            rental=rental, user=customer, term_days=7, terms=accepted_terms()
+        ).term_days
+        == 7
+    )
 
 
 def test_a_rental_ending_within_15_minutes_is_not_extended(customer, gpu):
     rental = _active(customer, gpu, left=timedelta(minutes=14))
     with pytest.raises(OrderError) as refusal:
-        extension_create(rental=rental, user=customer, term_days=3)
+        extension_create(rental=rental, user=customer, term_days=3, terms=accepted_terms())
     assert refusal.value.code == "ends_soon"
 
 
 def test_someone_elses_rental_and_a_bad_term_are_refused(customer, outsider, gpu):
     rental = _active(customer, gpu, left=timedelta(days=1))
     with pytest.raises(OrderError) as refusal:
-        extension_create(rental=rental, user=outsider, term_days=3)
+        extension_create(rental=rental, user=outsider, term_days=3, terms=accepted_terms())
     assert refusal.value.code == "not_found"
     with pytest.raises(OrderError) as refusal:
-        extension_create(rental=rental, user=customer, term_days=5)
+        extension_create(rental=rental, user=customer, term_days=5, terms=accepted_terms())
     assert refusal.value.field == "term_days"
     assert not rental.extensions.exists()
 
@@ -243,8 +249,12 @@ def test_someone_elses_rental_and_a_bad_term_are_refused(customer, outsider, gpu
 def test_two_extension_requests_at_once_make_one_extension(customer, gpu):
     rental = _active(customer, gpu, left=timedelta(days=1))
     outcome = race(
-        browser=lambda: extension_create(rental=rental, user=customer, term_days=3),
-        api=lambda: extension_create(rental=rental, user=customer, term_days=7),
+        browser=lambda: extension_create(
+            rental=rental, user=customer, term_days=3, terms=accepted_terms()
+        ),
+        api=lambda: extension_create(
+            rental=rental, user=customer, term_days=7, terms=accepted_terms()
+        ),
     )
     kinds = sorted(type(result).__name__ for result in outcome.values())
     assert kinds == ["ExtensionPending", "Order"], outcome
@@ -271,8 +281,10 @@ def test_the_rental_page_counts_the_days_its_paid_extensions_add(client, custome
     client.force_login(customer)
     url = f"/fr/account/orders/{rental.number}/"
     assert 'data-testid="extended-days"' not in client.get(url).content.decode()
-    _pay(extension_create(rental=rental, user=customer, term_days=7))
-    extension_create(rental=rental, user=customer, term_days=3)  # not paid: not counted
+    _pay(extension_create(rental=rental, user=customer, term_days=7, terms=accepted_terms()))
+    extension_create(
+        rental=rental, user=customer, term_days=3, terms=accepted_terms()
+    )  # not paid: not counted
     page = client.get(url).content.decode()
     assert '<span data-testid="extended-days">+ 7 jours de prolongation</span>' in page
 
@@ -280,7 +292,9 @@ def test_the_rental_page_counts_the_days_its_paid_extensions_add(client, custome
 def test_extending_on_the_page_leads_to_the_extensions_payment(client, customer, gpu, usdc):
     rental = _active(customer, gpu, left=timedelta(days=2))
     client.force_login(customer)
-    response = client.post(f"/fr/account/orders/{rental.number}/extend/", {"term_days": "7"})
+    response = client.post(
+        f"/fr/account/orders/{rental.number}/extend/", {"term_days": "7", **TERMS_TICKED}
+    )
     extension = rental.extensions.get()
     assert response.status_code == 302
     assert response["Location"] == f"/fr/account/orders/{extension.number}/"
@@ -295,15 +309,57 @@ def test_extending_on_the_page_leads_to_the_extensions_payment(client, customer,
     listing = client.get("/fr/account/orders/").content.decode()
     assert f"prolongation de {rental.number}" in listing
 
-    again = client.post(f"/fr/account/orders/{rental.number}/extend/", {"term_days": "3"})
+    again = client.get(f"/fr/account/orders/{rental.number}/extend/", {"term_days": "3"})
     assert again["Location"] == f"/fr/account/orders/{extension.number}/"
     assert rental.extensions.count() == 1
+
+
+def test_prolonger_asks_to_confirm_the_price_the_period_and_the_terms_of_sale(
+    client, customer, gpu
+):
+    rental = _active(customer, gpu, left=timedelta(days=2))
+    client.force_login(customer)
+    url = f"/fr/account/orders/{rental.number}/extend/"
+    page = client.get(url, {"term_days": "3"}).content.decode()
+    assert not rental.extensions.exists()  # one click shows, it does not buy
+    assert 'data-testid="extension-total">480,00\u00a0€' in page
+    start = timezone.localtime(rental.ends_at).strftime("%H:%M")
+    assert "Depuis la fin actuelle" in page and start in page
+    assert 'name="accept_terms"' in page and "conditions générales de vente" in page
+
+    refused = client.post(url, {"term_days": "3"})
+    assert refused.status_code == 400 and not rental.extensions.exists()
+    assert refused.content.decode().count("Cochez cette case pour prolonger") == 1
+
+    client.post(url, {"term_days": "3", **TERMS_TICKED})
+    extension = rental.extensions.get()
+    assert extension.terms_version == TERMS_OF_SALE.version
+    assert extension.terms_accepted_at > rental.activated_at  # given now, for this purchase
+
+
+def test_the_extensions_page_speaks_of_the_rental_extended_not_of_gpus_reserved(
+    client, customer, gpu, usdc
+):
+    rental = _active(customer, gpu, left=timedelta(days=2))
+    extension = extension_create(rental=rental, user=customer, term_days=3, terms=accepted_terms())
+    client.force_login(customer)
+    page = client.get(f"/fr/account/orders/{extension.number}/").content.decode()
+    assert "Vos GPU sont réservés" not in page
+    assert f"prolonge la location {rental.number} de 3 jours" in page
+    # Past its deadline, still watched: no GPUs "stay reserved" nor are "released" for it.
+    invoice_issue(order=extension, asset=usdc)
+    deadline_at(extension.invoices.get(), timezone.now() - timedelta(minutes=1))
+    page = client.get(f"/fr/account/orders/{extension.number}/").content.decode()
+    assert "Le délai pour payer cette prolongation est écoulé" in page
+    assert "restent réservés" not in page and "GPU ont été libérés" not in page
 
 
 def test_extending_someone_elses_rental_is_a_404(client, customer, outsider, gpu):
     rental = _active(customer, gpu, left=timedelta(days=2))
     client.force_login(outsider)
-    response = client.post(f"/fr/account/orders/{rental.number}/extend/", {"term_days": "7"})
+    response = client.post(
+        f"/fr/account/orders/{rental.number}/extend/", {"term_days": "7", **TERMS_TICKED}
+    )
     assert response.status_code == 404
     assert not rental.extensions.exists()
 
@@ -321,7 +377,9 @@ def test_a_bad_term_on_the_page_is_refused_with_a_message(client, customer, gpu)
 def test_the_customer_is_told_of_the_extension_to_pay_and_of_its_expiry(customer, gpu, worker_runs):
     rental = _active(customer, gpu, left=timedelta(minutes=20))
     with worker_runs():
-        extension = extension_create(rental=rental, user=customer, term_days=3)
+        extension = extension_create(
+            rental=rental, user=customer, term_days=3, terms=accepted_terms()
+        )
     with worker_runs():
         orders_expire(now=rental.ends_at + timedelta(seconds=1))
     assert [message.subject for message in mail.outbox] == [
@@ -340,7 +398,7 @@ def test_refunding_an_extension_takes_its_days_back_from_the_running_rental(
 ):
     rental = _active(customer, gpu, left=timedelta(days=2))
     end = rental.ends_at
-    extension = extension_create(rental=rental, user=customer, term_days=7)
+    extension = extension_create(rental=rental, user=customer, term_days=7, terms=accepted_terms())
     _pay(extension)
     assert Order.objects.get(pk=rental.pk).ends_at == end + timedelta(days=7)
     Order.objects.filter(pk=rental.pk).update(ending_notice_hours=24)
@@ -372,7 +430,7 @@ def test_an_extension_refunded_once_its_days_have_begun_ends_the_rental_now(
     customer, gpu, staff, worker_runs
 ):
     rental = _active(customer, gpu, left=timedelta(days=2))
-    extension = extension_create(rental=rental, user=customer, term_days=3)
+    extension = extension_create(rental=rental, user=customer, term_days=3, terms=accepted_terms())
     _pay(extension)
     # The rental's own term is over: it runs on the extension's days.
     Order.objects.filter(pk=rental.pk).update(ends_at=timezone.now() + timedelta(days=1))
@@ -390,7 +448,7 @@ def test_refunding_an_extension_before_activation_leaves_only_the_rentals_term(
     customer, gpu, staff
 ):
     rental = OrderFactory(user=customer, gpu=gpu, status=S.PAID, term_days=7)
-    extension = extension_create(rental=rental, user=customer, term_days=3)
+    extension = extension_create(rental=rental, user=customer, term_days=3, terms=accepted_terms())
     _pay(extension)
     assert order_refund(order=extension, actor_user=staff, reason="asked by the customer")
     order_provisioning_start(order=rental, actor_user=staff)
@@ -405,7 +463,7 @@ def test_a_rental_and_its_extension_refunded_at_once_both_end_refunded(customer,
     """Both paths lock the extension before the rental: neither waits on the other forever
     (PostgreSQL would kill one as a deadlock)."""
     rental = OrderFactory(user=customer, gpu=gpu, status=S.PAID, term_days=7)
-    extension = extension_create(rental=rental, user=customer, term_days=3)
+    extension = extension_create(rental=rental, user=customer, term_days=3, terms=accepted_terms())
     _pay(extension)
     outcome = race(
         pause_after={"rental": 'UPDATE "orders_order"', "extension": 'UPDATE "orders_order"'},

@@ -9,10 +9,13 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone, translation
 
+from catalog.formatting import money
 from hosts.models import SlotHold
+from orders.extensions import extension_create
 from orders.journal import journal_data, journal_markdown, journal_text, order_journal
 from orders.models import OrderStatus
-from tests.factories import HostFactory, OrderFactory
+from orders.stock import order_paying_transition
+from tests.factories import HostFactory, OrderFactory, accepted_terms
 
 pytestmark = pytest.mark.django_db
 S = OrderStatus
@@ -161,3 +164,39 @@ def test_a_paid_rental_not_started_yet_names_its_slots_and_says_so(customer, gpu
     assert f"Host and slots: {hold.host.name}: GPU {hold.index}" in text
     assert "Start: not started yet" in text
     assert "End: 7 days after the start" in text
+
+
+def _extension_paid(rental, days: int):
+    extension = extension_create(
+        rental=rental, user=rental.user, term_days=days, terms=accepted_terms()
+    )
+    for step in (S.CONFIRMING, S.PAID):
+        assert order_paying_transition(order=extension, to=step, actor="system")
+    return extension
+
+
+def test_the_card_of_an_extended_rental_counts_the_extensions_days_and_price(
+    customer, gpu, pytorch
+):
+    waiting = OrderFactory(user=customer, gpu=gpu, environment=pytorch, status=S.PAID)
+    extension = _extension_paid(waiting, 3)
+    with translation.override("en"):
+        text = journal_text(order_journal(order=waiting))
+    assert "End: 10 days after the start" in text
+    assert f"Price paid: {money(waiting.total + extension.total)}" in text
+    assert journal_data(order_journal(order=waiting))["term_days"] == 10
+
+    now = timezone.now()
+    running = OrderFactory(
+        user=customer,
+        gpu=gpu,
+        environment=pytorch,
+        status=S.ACTIVE,
+        activated_at=now - timedelta(days=1),
+        ends_at=now + timedelta(days=6),
+    )
+    _extension_paid(running, 3)
+    running.refresh_from_db()
+    data = journal_data(order_journal(order=running))
+    starts, ends = (datetime.fromisoformat(data[key]) for key in ("starts_at", "ends_at"))
+    assert data["term_days"] == 10 and ends - starts == timedelta(days=10)

@@ -22,7 +22,7 @@ from payments.models import ScanCursor, Transfer
 from rental.responsecache import CSRF_PLACEHOLDER
 from tests.api.conftest import key_client
 from tests.cache import cache_empty, cache_unreachable
-from tests.factories import OrderFactory
+from tests.factories import OrderFactory, accepted_terms
 from tests.payments.helpers import order_with_invoice, transfer_recorded
 
 pytestmark = pytest.mark.django_db
@@ -190,7 +190,7 @@ def test_a_new_extension_and_an_invoice_show_at_the_next_load_of_a_stored_page(c
     url = f"/en/account/orders/{rental.number}/"
     assert 'data-testid="billing-section"' not in client.get(url).content.decode()  # stored
 
-    extension = extension_create(rental=rental, user=customer, term_days=7)
+    extension = extension_create(rental=rental, user=customer, term_days=7, terms=accepted_terms())
     assert extension.number in client.get(url).content.decode()
     document = invoice_issue(order=rental)
     page = client.get(url).content.decode()

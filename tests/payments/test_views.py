@@ -167,14 +167,42 @@ def test_an_underpaid_order_can_no_longer_be_cancelled(devnet, logged_in, custom
     assert invoice.order.status == "awaiting_payment"
 
 
-def test_ive_paid_with_nothing_sent_gets_an_answer_in_the_history(
+def test_ive_paid_before_the_transfer_is_seen_says_the_address_is_watched_and_writes_no_alarm(
     devnet, logged_in, customer, django_capture_on_commit_callbacks
 ):
     invoice = order_with_invoice(devnet.usdc, user=customer)
     with django_capture_on_commit_callbacks(execute=True):
         logged_in.post(url("claim", invoice.order), {"tx_hash": ""}, HTTP_HX_REQUEST="true")
-    page = logged_in.get(f"/en/account/orders/{invoice.order.number}/status/").content.decode()
-    assert "nothing has reached the address yet" in page
+    claim = PaymentClaim.objects.get(order=invoice.order)
+    until = timezone.localtime(claim.created_at + timedelta(minutes=30)).strftime("%H:%M")
+    status = url("status", invoice.order, "fr")
+    page = logged_in.get(status).content.decode()
+    assert "Nous surveillons l\u2019adresse de paiement jusqu\u2019à " + until in page
+    assert "nothing has reached" not in page and "rien n\u2019est encore arrivé" not in page
+    # The permanent history holds the claim only: nothing alarming for the one who just paid.
+    kinds = set(invoice.order.events.values_list("kind", flat=True))
+    assert OrderEvent.Kind.NOTE not in kinds and OrderEvent.Kind.PAYMENT_CLAIMED in kinds
+    history = logged_in.get(url("page", invoice.order, "fr")).content.decode()
+    assert "rien n\u2019est encore arrivé" not in history
+
+
+def test_an_unmatched_claim_after_the_window_goes_to_staff_not_to_the_history(
+    devnet, logged_in, customer, django_capture_on_commit_callbacks
+):
+    invoice = order_with_invoice(devnet.usdc, user=customer)
+    with django_capture_on_commit_callbacks(execute=True):
+        logged_in.post(url("claim", invoice.order), {"tx_hash": ""}, HTTP_HX_REQUEST="true")
+    PaymentClaim.objects.filter(order=invoice.order).update(
+        created_at=timezone.now() - timedelta(minutes=31)
+    )
+    page = logged_in.get(url("status", invoice.order, "fr")).content.decode()
+    assert "Nous surveillons" not in page
+    assert "notre équipe vérifie" in page
+    assert not invoice.order.events.filter(kind=OrderEvent.Kind.NOTE).exists()
+    from backoffice.selectors import queue_entries
+
+    counts = {entry.key: entry.count for entry in queue_entries()}
+    assert counts["claim_unanswered"] == 1
 
 
 def test_past_the_deadline_before_expiry_the_page_says_the_gpus_stay_reserved(

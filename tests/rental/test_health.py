@@ -109,3 +109,23 @@ def test_ready_says_when_the_cache_does_not_answer(client, usdc, settings):
     response = client.get("/healthz/ready", HTTP_AUTHORIZATION=f"Bearer {TOKEN}")
     body = response.json()
     assert response.status_code == 503 and not body["cache"]["ok"] and body["database"]["ok"]
+
+
+def test_ready_waits_until_every_configured_chain_is_registered(client, settings, monkeypatch):
+    # `make run` answers before `setup_devnet` registered the devnet: not ready yet.
+    settings.HEALTHZ_TOKEN = TOKEN
+    settings.PAYMENTS_READY_CHAIN_IDS = [31337, 8453]
+    details = {"HTTP_AUTHORIZATION": f"Bearer {TOKEN}"}
+    waiting = client.get("/healthz/ready", **details)
+    assert waiting.status_code == 503
+    missing = waiting.json()["chain"]["missing_chain_ids"]
+    assert missing == [8453, 31337]
+
+    # A preset network whose RPC URL is set counts as configured too.
+    settings.PAYMENTS_READY_CHAIN_IDS = []
+    monkeypatch.setenv("ARBITRUM_RPC_URL", "http://127.0.0.1:1")
+    arbitrum = client.get("/healthz/ready", **details)
+    assert arbitrum.status_code == 503
+    assert arbitrum.json()["chain"]["missing_chain_ids"] == [42161]
+    monkeypatch.delenv("ARBITRUM_RPC_URL")
+    assert client.get("/healthz/ready", **details).status_code == 200
