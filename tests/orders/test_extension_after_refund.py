@@ -10,7 +10,7 @@ from payments.models import Transfer
 from payments.refunds.models import Refund
 from payments.services import invoice_issue
 from payments.watcher.settlement import invoice_settle
-from tests.factories import OrderFactory
+from tests.factories import OrderFactory, accepted_terms
 from tests.payments.helpers import reload, transfer_observed_and_settled
 
 pytestmark = pytest.mark.chain
@@ -20,7 +20,7 @@ S = OrderStatus
 
 def _paid_rental_with_pending_extension(customer, gpu, devnet):
     rental = OrderFactory(user=customer, gpu=gpu, quantity=2, status=S.PAID)
-    extension = extension_create(rental=rental, user=customer, term_days=7)
+    extension = extension_create(rental=rental, user=customer, term_days=7, terms=accepted_terms())
     return rental, invoice_issue(order=extension, asset=devnet.usdc)
 
 

@@ -23,7 +23,7 @@ from orders.extensions import extension_create
 from orders.models import Order, OrderStatus
 from orders.services import orders_complete
 from tests.api.conftest import key_client
-from tests.factories import HostFactory, order_placed
+from tests.factories import HostFactory, accepted_terms, order_placed
 from tests.payments.helpers import reload
 from tests.provisioning.sshd import LocalSshHost, keypair
 from tests.provisioning.test_ssh_provisioning import _pay
@@ -156,7 +156,7 @@ def test_the_keys_expire_with_the_rental_and_follow_its_extension(
     order = _rental_paid(devnet, customer, worker_runs, key=key, gpu="a100-80gb")
     assert _expiry(make_run_host) >= {order.ends_at.strftime("%Y%m%d%H%M%SZ")}
 
-    extension = extension_create(rental=order, user=customer, term_days=3)
+    extension = extension_create(rental=order, user=customer, term_days=3, terms=accepted_terms())
     with worker_runs():
         _pay(devnet, extension)
     order.refresh_from_db()
