@@ -10,8 +10,11 @@ from django.core.management import call_command
 from PIL import Image
 from playwright.sync_api import sync_playwright
 
+from payments.models import Invoice
 from tests.accounts.two_factor import authenticator_for, second_factor_type_in
 from tests.anvil import anvil_with_contracts
+from tests.factories import UserFactory
+from tests.payments.helpers import order_with_invoice
 
 # Playwright's sync API runs an event loop in this thread; Django's ORM calls from the test
 # body are still synchronous and safe.
@@ -128,6 +131,15 @@ def log_in(page, email: str, password: str, lang: str = "fr") -> None:
     page.fill("input[name=password]", password)
     page.click("form.form button[type=submit]")
     page.wait_for_url(f"**/{lang}/account/**")
+
+
+def open_unpaid_order(page, asset, password: str) -> Invoice:
+    """A new French customer's order, invoiced in `asset`, open on its page."""
+    customer = UserFactory(password=password, language="fr")
+    invoice = order_with_invoice(asset, user=customer)
+    log_in(page, customer.email, password)
+    page.goto(f"/fr/account/orders/{invoice.order.number}/")
+    return invoice
 
 
 def staff_log_in(page, staff, password: str) -> None:

@@ -5,10 +5,8 @@ import pytest
 from playwright.sync_api import expect
 
 from payments.models import PaymentClaim
-from tests.browser.conftest import log_in
+from tests.browser.conftest import open_unpaid_order
 from tests.cache import cache_unreachable
-from tests.factories import UserFactory
-from tests.payments.helpers import order_with_invoice
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 PASSWORD = "correct-Horse-battery-9"
@@ -16,11 +14,7 @@ PASSWORD = "correct-Horse-battery-9"
 
 def test_i_have_paid_says_to_try_again_when_the_service_does_not_answer(desktop, usdc, settings):
     page = desktop
-    customer = UserFactory(password=PASSWORD, language="fr")
-    invoice = order_with_invoice(usdc, user=customer)
-    log_in(page, customer.email, PASSWORD)
-    page.goto(f"/fr/account/orders/{invoice.order.number}/")
-
+    open_unpaid_order(page, usdc, PASSWORD)
     cache_unreachable(settings)
     with page.expect_response(lambda answer: "/payment/claim/" in answer.url) as sent:
         page.get_by_test_id("claim-button").click()
