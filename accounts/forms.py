@@ -65,7 +65,7 @@ class ProfileForm(forms.ModelForm):
         return vat_number_normalise(self.cleaned_data["vat_number"])
 
     def clean(self) -> dict:
-        cleaned = super().clean()
+        cleaned = super().clean() or {}
         if cleaned.get("vat_number") and not cleaned.get("company_name"):
             self.add_error("company_name", _("Give the company the VAT number belongs to."))
         return cleaned

@@ -16,7 +16,7 @@ from stdnum.exceptions import ValidationError as NumberInvalid
 from accounts.ssh_keys import ssh_key_kind
 
 
-class UserManager(BaseUserManager):
+class UserManager(BaseUserManager["User"]):
     use_in_migrations = True
 
     def _create_user(self, email: str, password: str | None, **extra_fields):
@@ -88,7 +88,7 @@ class User(AbstractUser):
     identity document, so there is deliberately no field for one.
     """
 
-    username = None
+    username = None  # type: ignore[assignment]  # e-mail login: no username at all
     email = models.EmailField(_("e-mail address"), unique=True)
     first_name = models.CharField(_("first name"), max_length=150)
     last_name = models.CharField(_("last name"), max_length=150)
@@ -144,7 +144,7 @@ class User(AbstractUser):
     USERNAME_FIELD = "email"
     REQUIRED_FIELDS = ["first_name", "last_name"]
 
-    objects = UserManager()
+    objects = UserManager()  # type: ignore[assignment,misc]  # ours: e-mail, no username
 
     # Whether the account has a confirmed authenticator, when it was read along with the
     # account of a signed-in request (accounts.two_factor.account_from_row); unset otherwise.
@@ -295,8 +295,8 @@ class Session(AbstractBaseSession):
     )
 
     class Meta(AbstractBaseSession.Meta):
-        verbose_name = _("session")
-        verbose_name_plural = _("sessions")
+        verbose_name = _("session")  # type: ignore[assignment]  # lazy, as Django reads it
+        verbose_name_plural = _("sessions")  # type: ignore[assignment]
 
     @classmethod
     def get_session_store_class(cls):

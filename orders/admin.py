@@ -138,7 +138,7 @@ class ReasonInWords:
 class OrderEventInline(ReasonInWords, HistoryIsReadOnly, admin.TabularInline):
     model = OrderEvent
     extra = 0
-    fields = [
+    fields = readonly_fields = (
         "created_at",
         "kind",
         "old_status",
@@ -146,8 +146,7 @@ class OrderEventInline(ReasonInWords, HistoryIsReadOnly, admin.TabularInline):
         "actor",
         "actor_user",
         "reason_display",
-    ]
-    readonly_fields = fields
+    )
     ordering = ["created_at", "id"]
 
 
@@ -277,7 +276,7 @@ class OrderAdmin(AppendOnlyAdmin):
             # Only the actions the order's status allows, as the page offers them.
             self.message_user(
                 request,
-                format_html(_("{}: not possible in this order's status."), label),
+                format_html(str(_("{}: not possible in this order's status.")), label),
                 messages.ERROR,
             )
             return redirect("admin:orders_order_change", order.pk)
@@ -293,7 +292,7 @@ class OrderAdmin(AppendOnlyAdmin):
                 self.message_user(request, str(error), messages.ERROR)
             else:
                 if done:
-                    self.message_user(request, format_html(_("{}: done."), label))
+                    self.message_user(request, format_html(str(_("{}: done.")), label))
                 else:
                     self.message_user(
                         request,
@@ -312,20 +311,22 @@ class OrderAdmin(AppendOnlyAdmin):
         return render(request, "admin/orders/order/action.html", context)
 
 
+EVENT_COLUMNS = (
+    "order",
+    "created_at",
+    "kind",
+    "old_status",
+    "new_status",
+    "actor",
+    "actor_user",
+    "reason_display",
+)
+
+
 @admin.register(OrderEvent)
 class OrderEventAdmin(ReasonInWords, HistoryIsReadOnly, AppendOnlyAdmin):
-    list_display = [
-        "order",
-        "created_at",
-        "kind",
-        "old_status",
-        "new_status",
-        "actor",
-        "actor_user",
-        "reason_display",
-    ]
+    list_display = EVENT_COLUMNS
     list_filter = ["kind", "actor", "new_status"]
     search_fields = ["order__number"]
     list_select_related = ["order", "actor_user"]
-    fields = [*list_display, "data"]
-    readonly_fields = fields
+    fields = readonly_fields = (*EVENT_COLUMNS, "data")

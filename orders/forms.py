@@ -101,9 +101,9 @@ class ConfigureForm(forms.Form):
         if ssh_keys is None:
             del self.fields["ssh_keys"]
         else:
-            self.fields["ssh_keys"].queryset = ssh_keys
+            self.fields["ssh_keys"].queryset = ssh_keys  # type: ignore[attr-defined]
         self.fields["quantity"].widget.attrs["max"] = max(available_units, 1)
-        self.fields["term"].choices = [
+        self.fields["term"].choices = [  # type: ignore[attr-defined]
             (
                 days,
                 _("%(label)s · %(rate)s per GPU per day, %(hourly)s")

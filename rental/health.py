@@ -79,7 +79,7 @@ def live(request):
 def ready(request):
     results = {name: _run(check) for name, check in readiness_checks.items()}
     healthy = all(result["ok"] for result in results.values())
-    body = {"status": "ok" if healthy else "error"}
+    body: dict[str, object] = {"status": "ok" if healthy else "error"}
     if _may_see_details(request):
         body.update(results)
     return JsonResponse(body, status=200 if healthy else 503)
