@@ -10,11 +10,7 @@ class BillingConfig(AppConfig):
         # orders publishes, billing subscribes: orders never imports billing.
         from billing.admin import order_admin_billing_section
         from billing.notifications import order_event_invoice_attachment
-        from billing.sections import (
-            BILLING_SECTION,
-            order_billing_section,
-            order_billing_version_parts,
-        )
+        from billing.sections import BILLING_SECTION, order_billing_section
         from billing.services import billing_on_event
         from orders import events, hooks
 
@@ -23,14 +19,3 @@ class BillingConfig(AppConfig):
         hooks.email_attachments.register("billing", order_event_invoice_attachment)
         hooks.admin_sections.register("billing", order_admin_billing_section)
         hooks.page_sections.register(BILLING_SECTION, order_billing_section)
-        hooks.order_version_parts.register("billing", order_billing_version_parts)
-        _watch_billing_rows()
-
-
-def _watch_billing_rows() -> None:
-    """An order's invoice and credit note change its pages (rental.changes)."""
-    from billing.models import BillingDocument
-    from orders.versions import order_account_tag
-    from rental import changes
-
-    changes.watch(BillingDocument, order_account_tag(changes.column(BillingDocument, "order")))

@@ -9,13 +9,13 @@ from catalog.comparison import bar_chart, comparison_rows
 from catalog.forms import AdvisorForm
 from catalog.legal import LEGAL_DOCUMENTS, ORDER_CONSENT, legal_document_by_slug
 from catalog.models import TERMS, GpuModel
-from catalog.pagecache import cached_page
+from catalog.pagecache import catalog_page
 from catalog.selectors import catalog_gpus, gpu_page, gpus_by_slugs
 
 
 def home(request):
-    return cached_page(
-        request, "home", lambda: render(request, "catalog/home.html", {"gpus": catalog_gpus()})
+    return catalog_page(
+        request, lambda: render(request, "catalog/home.html", {"gpus": catalog_gpus()})
     )
 
 
@@ -27,7 +27,7 @@ def gpu_detail(request, slug):
             raise Http404(_("No GPU on sale at this address.")) from None
         return render(request, "catalog/gpu_detail.html", {"gpu": gpu, "terms": TERMS})
 
-    return cached_page(request, f"gpu:{slug}", page)
+    return catalog_page(request, page)
 
 
 def compare(request):
@@ -37,11 +37,13 @@ def compare(request):
         context = {
             "rows": rows,
             "memory_chart": bar_chart([(row.gpu.name, row.gpu.memory_gb) for row in rows]),
-            "price_per_gb_chart": bar_chart([(row.gpu.name, row.price_per_gb) for row in priced]),
+            "price_per_gb_chart": bar_chart(
+                [(row.gpu.name, row.price_per_gb or 0) for row in priced]
+            ),
         }
         return render(request, "catalog/compare.html", context)
 
-    return cached_page(request, "compare", page)
+    return catalog_page(request, page)
 
 
 def advisor(request):

@@ -24,22 +24,3 @@ class OrdersConfig(AppConfig):
         catalog_hooks.seeded.register("orders", gpu_host_seed)
         # The keys a customer chose for the order are the ones its machines install.
         hooks.public_key_sources.register("accounts", order_public_keys)
-        _watch_order_rows()
-
-
-def _watch_order_rows() -> None:
-    """What changes an order's pages (rental.changes): its own rows, its account's."""
-    from orders.hosts import Host, SlotHold
-    from orders.models import Order, OrderEvent
-    from orders.versions import order_account_tag
-    from rental import changes
-
-    changes.watch(Order, changes.account_tag_sql(changes.column(Order, "user")))
-    for model in (OrderEvent, Order.ssh_keys.through):
-        changes.watch(model, order_account_tag(changes.column(model, "order")))
-    changes.watch(
-        SlotHold,
-        order_account_tag(changes.column(SlotHold, "order")),
-        changes.host_tag_sql(changes.column(SlotHold, "host")),
-    )
-    changes.watch(Host, changes.host_tag_sql(changes.column(Host, "id")))

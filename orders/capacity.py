@@ -7,7 +7,7 @@ from django.db.models import Sum
 from django.utils.translation import gettext_lazy as _
 
 from catalog.models import GpuModel
-from catalog.pagecache import catalog_changed
+from catalog.pagecache import catalog_changed, store_changed
 from orders.hosts import Host, SlotHold
 
 
@@ -52,6 +52,8 @@ def host_save(*, host: Host) -> Host:
         )
         host_check(host=host)
         host.save()
+        # The pages of the orders on it name its SSH endpoint: rare edits, all pages afresh.
+        store_changed()
         gpu_units_sync(gpu_id=host.gpu_id)
         if previous_gpu_id is not None and previous_gpu_id != host.gpu_id:
             gpu_units_sync(gpu_id=previous_gpu_id)

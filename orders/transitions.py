@@ -10,6 +10,7 @@ from catalog.pagecache import catalog_changed
 from orders.models import ALLOWED_TRANSITIONS, HOLDING_STATUSES, Order, OrderEvent, OrderStatus
 from orders.slots import slots_release
 from orders.tasks import order_event_dispatch_task
+from orders.versions import order_changed
 from rental.celery import enqueue_after_commit
 
 Actor = OrderEvent.Actor
@@ -47,6 +48,7 @@ def order_event_record(
         reason=reason,
         data=data or {},
     )
+    order_changed(order_id=order.pk)
     _dispatch_after_commit(event)
     return event
 
@@ -96,6 +98,7 @@ def order_transition(
         )
         for name, value in changes.items():
             setattr(order, name, value)
+        order_changed(order_id=order.pk)
         _dispatch_after_commit(event)
     return True
 

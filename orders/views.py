@@ -29,12 +29,12 @@ from orders.services import (
     quote_build,
 )
 from orders.stock import gpus_with_availability
-from orders.versions import order_answer_version, orders_version, versions_supported
+from orders.versions import order_lifetime, order_versions, orders_lifetime, orders_versions
 from rental.context_processors import language_links
 from rental.responsecache import cached_page
 
 # OrderError names service fields; the form calls the term `term` (it is also the query key).
-FORM_FIELD = {
+FORM_FIELD: dict[str | None, str] = {
     "term_days": "term",
     "environment": "environment",
     "quantity": "quantity",
@@ -252,13 +252,12 @@ def place_pending(request):
 
 def order_answer(request, number: str, render_answer: Callable[[], HttpResponse]):
     """The answer about the customer's own order `number`, from the cache while the order's
-    version stays the same (orders.versions); a 404 for anyone else's, as before."""
-    if not versions_supported():
-        return render_answer()
+    versions stay the same (orders.versions); a 404 for anyone else's, as before."""
     return cached_page(
         request,
-        version=lambda: order_answer_version(user=request.user, number=number),
+        versions=order_versions(user_id=request.user.pk, number=number),
         render=render_answer,
+        lifetime=lambda: order_lifetime(user_id=request.user.pk, number=number),
     )
 
 
@@ -270,10 +269,11 @@ def order_list(request):
         )
         return render(request, "orders/order_list.html", {"page": page})
 
-    if not versions_supported():
-        return render_list()
     return cached_page(
-        request, version=lambda: orders_version(user=request.user), render=render_list
+        request,
+        versions=orders_versions(user_id=request.user.pk),
+        render=render_list,
+        lifetime=orders_lifetime,
     )
 
 

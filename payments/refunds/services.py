@@ -11,11 +11,13 @@ from decimal import Decimal
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+from django_stubs_ext import StrOrPromise
 from eth_utils import is_checksum_address
 
 from accounts.models import User
 from orders.models import Order, OrderEvent, OrderStatus
 from orders.transitions import order_event_record
+from orders.versions import order_changed
 from payments.locks import order_and_invoices_locked
 from payments.models import Invoice
 from payments.refunds.models import REJECTIONS, Refund, RefundStatus
@@ -71,6 +73,7 @@ def refunds_owed_sync(*, order: Order, invoices: list[Invoice]) -> None:
         elif current is not None and current.status in UNSENT and current.amount != owed:
             # Not sent yet: it follows the money (a further overpayment, a reorganisation).
             Refund.objects.filter(pk=current.pk).update(amount=owed)
+            order_changed(order_id=order.pk)
 
 
 def order_refund_owed_record(*, order: Order) -> None:
@@ -159,7 +162,7 @@ def refund_address_set(
     return changed
 
 
-SUBMITTABLE = {
+SUBMITTABLE: dict[str, StrOrPromise] = {
     RefundStatus.OWED: _("The customer has not given a refund address yet."),
     RefundStatus.SENT: _("A transaction is being checked for this refund already."),
     RefundStatus.CONFIRMED: _("This refund is done."),

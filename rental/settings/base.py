@@ -8,6 +8,7 @@ import environ
 from csp.constants import NONE, SELF
 from django.utils.translation import gettext_lazy as _
 
+from rental.release import code_release
 from rental.settings.environment import (
     BillingSettings,
     PaymentSettings,
@@ -62,7 +63,6 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "rental.middleware.KeptReadsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -125,8 +125,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"]["ENGINE"] = POSTGRESQL_ENGINE
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# --- Cache (rate limits, throttles) ------------------------------------------
+# --- Cache (rate limits, throttles, stored pages: rental.responsecache) --------
 REDIS_CACHE_URL = env("REDIS_CACHE_URL", default="")
+# Every key holds the release: a rolling deploy's two releases never read each other's values.
+RELEASE = env("RELEASE", default="") or code_release(BASE_DIR)
 # A Redis that stops answering (rather than refusing) costs a request at most this per call,
 # then counts as unreachable (rental.cachesafe, rental.middleware): never a hung worker.
 REDIS_CACHE_OPTIONS = {"socket_connect_timeout": 1, "socket_timeout": 1}
@@ -136,6 +138,7 @@ if REDIS_CACHE_URL:
             "BACKEND": "rental.cache.RedisCache",
             "LOCATION": REDIS_CACHE_URL,
             "OPTIONS": REDIS_CACHE_OPTIONS,
+            "VERSION": RELEASE,
         }
     }
 else:
@@ -143,6 +146,7 @@ else:
         "default": {
             "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
             "LOCATION": str(VAR_DIR / "cache"),
+            "VERSION": RELEASE,
         }
     }
 

@@ -4,6 +4,7 @@ once when revoked, when the password changes or when staff change the account.""
 import pytest
 from django.core.cache import cache
 
+from accounts.apikeycache import api_key_cache_key
 from accounts.services import account_password_changed, api_key_revoke
 from tests.api.conftest import key_client
 
@@ -45,7 +46,7 @@ def test_a_stored_key_stops_when_staff_deactivate_the_account(
 def test_the_stored_key_holds_no_password_hash_and_no_key(customer, customer_key, api):
     api_key, raw_key = customer_key
     api.get(URL)
-    stored = repr(cache.get(f"api-key:{api_key.key_hash}"))
+    stored = repr(cache.get(api_key_cache_key(api_key.key_hash)))
     assert customer.password not in stored
     assert raw_key not in stored
 
