@@ -135,18 +135,22 @@ class ReasonInWords:
         return event.reason_display
 
 
+# An event's columns, in the order's page (its inline) and in the events' list (with the order).
+EVENT_COLUMNS = (
+    "created_at",
+    "kind",
+    "old_status",
+    "new_status",
+    "actor",
+    "actor_user",
+    "reason_display",
+)
+
+
 class OrderEventInline(ReasonInWords, HistoryIsReadOnly, admin.TabularInline):
     model = OrderEvent
     extra = 0
-    fields = readonly_fields = (
-        "created_at",
-        "kind",
-        "old_status",
-        "new_status",
-        "actor",
-        "actor_user",
-        "reason_display",
-    )
+    fields = readonly_fields = EVENT_COLUMNS
     ordering = ["created_at", "id"]
 
 
@@ -311,22 +315,10 @@ class OrderAdmin(AppendOnlyAdmin):
         return render(request, "admin/orders/order/action.html", context)
 
 
-EVENT_COLUMNS = (
-    "order",
-    "created_at",
-    "kind",
-    "old_status",
-    "new_status",
-    "actor",
-    "actor_user",
-    "reason_display",
-)
-
-
 @admin.register(OrderEvent)
 class OrderEventAdmin(ReasonInWords, HistoryIsReadOnly, AppendOnlyAdmin):
-    list_display = EVENT_COLUMNS
+    list_display = ("order", *EVENT_COLUMNS)
     list_filter = ["kind", "actor", "new_status"]
     search_fields = ["order__number"]
     list_select_related = ["order", "actor_user"]
-    fields = readonly_fields = (*EVENT_COLUMNS, "data")
+    fields = readonly_fields = ("order", *EVENT_COLUMNS, "data")

@@ -12,6 +12,7 @@ from django.db import connections
 from django.test import Client
 
 from accounts.services import account_password_changed, api_key_create, api_key_revoke
+from tests.accounts.helpers import account_deactivated_by_staff
 from tests.payments.helpers import order_with_invoice
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -101,16 +102,7 @@ def test_a_deactivated_account_is_refused_by_the_other_process_at_its_next_reque
 ):
     path, headers = API_URL.format(number=order.number), _key_headers(customer)
     assert _both_answer(other_process, Client(headers=headers), path, headers=headers) == [200] * 4
-    form = admin_client.get(f"/admin/accounts/user/{customer.pk}/change/").context["adminform"]
-    data = {
-        name: value
-        for name, value in form.form.initial.items()
-        if value is not None and not isinstance(value, list)
-    }
-    data.update({"email": customer.email, "is_active": "", "date_joined_0": "2025-01-01"})
-    data.update({"date_joined_1": "10:00:00", "language": customer.language})
-    response = admin_client.post(f"/admin/accounts/user/{customer.pk}/change/", data)
-    assert response.status_code == 302, response.context["adminform"].form.errors
+    account_deactivated_by_staff(admin_client, customer)
     assert other_process.get(path, headers=headers) == 401
 
 
