@@ -73,18 +73,23 @@ def page_hit_rate(base_url: str, page: Page, people: list[Person], *, requests: 
     database = int(urlparse(location).path.strip("/") or 0)
     prefix = f"{settings.CACHES['default']['KEY_PREFIX']}:"
     stores: list[str] = []
+    failed: list[BaseException] = []
     monitor_ready = threading.Event()
 
     def watch() -> None:
-        with redis.Redis.from_url(location).monitor() as monitor:
+        try:
+            with redis.Redis.from_url(location).monitor() as monitor:
+                monitor_ready.set()
+                for command in monitor.listen():
+                    text = command["command"]
+                    if STOP in text:
+                        return
+                    ours = command["db"] == database and prefix in text
+                    if ours and text.upper().startswith("SET ") and ":answer:page:" in text:
+                        stores.append(text[:80])
+        except BaseException as error:  # said in the main thread: no figure from half a count
+            failed.append(error)
             monitor_ready.set()
-            for command in monitor.listen():
-                text = command["command"]
-                if STOP in text:
-                    return
-                ours = command["db"] == database and prefix in text
-                if ours and text.startswith("SET ") and ":answer:page:" in text:
-                    stores.append(text[:80])
 
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
@@ -97,4 +102,6 @@ def page_hit_rate(base_url: str, page: Page, people: list[Person], *, requests: 
             raise RuntimeError(f"{method} {path} answered {status}")
     redis.Redis.from_url(location).get(STOP)
     watcher.join(10)
+    if failed or watcher.is_alive():
+        raise RuntimeError(f"Redis MONITOR stopped counting: {failed}")
     return HitRate(requests=requests, rendered=len(stores))
