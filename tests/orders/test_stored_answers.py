@@ -233,3 +233,18 @@ def test_a_stored_answer_s_token_is_the_browser_s_secret_masked_afresh(customer,
         assert len(token) == CSRF_TOKEN_LENGTH and _unmask_cipher_token(token) == secret
         tokens.add(token)
     assert len(tokens) == 3
+
+
+def test_a_new_block_leaves_the_pages_of_orders_with_nothing_confirming_stored(
+    customer, usdc, django_assert_num_queries
+):
+    """Only a transfer still confirming counts from the chain's head: other orders' pages stay
+    stored across blocks."""
+    invoice = order_with_invoice(usdc, user=customer)
+    client = _signed_in(customer)
+    url = f"/en/account/orders/{invoice.order.number}/payment/status/"
+    assert client.get(url).status_code == 200  # stored
+    ScanCursor.objects.filter(chain=usdc.chain).update(head_block=5)
+    confirming_orders_changed(chain=usdc.chain)  # as every scan ends
+    with django_assert_num_queries(1):  # the session with its account: served as stored
+        assert client.get(url).status_code == 200
