@@ -62,7 +62,9 @@ def catalog_value(name: str, compute: Callable[[], T]) -> T:
         served = _served.get(key)
     if served is not None and now - served[0] <= PROCESS_LIFETIME:
         return served[1]
-    value = versioned_value(key, versions=[CATALOG], compute=compute, lifetime=PAGE_LIFETIME)
+    value = versioned_value(
+        key, versions=[CATALOG], compute=compute, lifetime=lambda: PAGE_LIFETIME
+    )
     with _served_lock:
         _served[key] = (now, value)
         _served.move_to_end(key)

@@ -84,20 +84,20 @@ def versioned_value(
     *,
     versions: list[str],
     compute: Callable[[], T],
-    shareable: Callable[[T], bool] = lambda value: True,
-    lifetime: int = LIFETIME,
+    lifetime: Callable[[], int] | None = None,
 ) -> T:
     """`compute()` as stored under `key` with the current tokens of `versions` (one round
-    trip), computed and stored when it was not; a value that is not `shareable` is not
-    stored. Raises whatever compute() raises, having stored nothing."""
+    trip), computed and stored for `lifetime()` seconds at most when it was not (asked before
+    computing, only then). Raises whatever compute() raises, having stored nothing."""
     found = cache_get_many([*map(version_key, versions), key])
     tokens = _tokens(versions, found)
     stored_tokens, value = found.get(key, (None, _UNSTORED))
     if stored_tokens == tokens:
         return value
+    seconds = _seconds(lifetime)
     value = compute()
-    if shareable(value) and lifetime > 0:
-        cache_set(key, (tokens, value), lifetime)
+    if seconds:
+        cache_set(key, (tokens, value), seconds)
     return value
 
 
@@ -210,5 +210,5 @@ def cached_data(
 ) -> T:
     """`compute()` (an API answer's data) for this request, stored under `versions`."""
     return versioned_value(
-        _who(request, "data"), versions=versions, compute=compute, lifetime=_seconds(lifetime)
+        _who(request, "data"), versions=versions, compute=compute, lifetime=lifetime
     )
