@@ -79,6 +79,15 @@ def _tokens(names: Iterable[str], found: dict[str, Any]) -> tuple[str, ...]:
     return tuple(tokens)
 
 
+def _stored(key: str, versions: list[str], missing: Any) -> tuple[tuple[str, ...], Any]:
+    """The current tokens of `versions` and what `key` holds under them (else `missing`),
+    in one round trip."""
+    found = cache_get_many([*map(version_key, versions), key])
+    tokens = _tokens(versions, found)
+    stored_tokens, value = found.get(key, (None, missing))
+    return tokens, value if stored_tokens == tokens else missing
+
+
 def versioned_value(
     key: str,
     *,
@@ -89,10 +98,8 @@ def versioned_value(
     """`compute()` as stored under `key` with the current tokens of `versions` (one round
     trip), computed and stored for `lifetime()` seconds at most when it was not (asked before
     computing, only then). Raises whatever compute() raises, having stored nothing."""
-    found = cache_get_many([*map(version_key, versions), key])
-    tokens = _tokens(versions, found)
-    stored_tokens, value = found.get(key, (None, _UNSTORED))
-    if stored_tokens == tokens:
+    tokens, value = _stored(key, versions, _UNSTORED)
+    if value is not _UNSTORED:
         return value
     seconds = _seconds(lifetime)
     value = compute()
@@ -173,10 +180,8 @@ def cached_page(
         return render()  # one-off messages belong to this answer alone
     query = request.META.get("QUERY_STRING", "")
     key = _who(request, "page")
-    found = cache_get_many([*map(version_key, versions), key])
-    tokens = _tokens(versions, found)
-    stored_tokens, stored = found.get(key, (None, {}))
-    if stored_tokens == tokens and query in stored:
+    tokens, stored = _stored(key, versions, {})
+    if query in stored:
         body, content_type = stored[query]
         return HttpResponse(_with_token(request, body), content_type=content_type)
     seconds = _seconds(lifetime)
@@ -195,7 +200,7 @@ def cached_page(
     if response.status_code == 200 and not response.cookies and seconds:
         # The latest MAX_QUERIES queries (a poll sends the version of the part it shows; the
         # language links carry the page's query along).
-        kept = dict(list(stored.items())[-(MAX_QUERIES - 1) :]) if stored_tokens == tokens else {}
+        kept = dict(list(stored.items())[-(MAX_QUERIES - 1) :])
         page = (rendered_body, response["Content-Type"])
         cache_set(key, (tokens, {**kept, query: page}), seconds)
     return response
