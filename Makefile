@@ -63,11 +63,15 @@ services-check: $(BIN)/.installed
 # the suite slower, not faster (each test took about twice as long: PostgreSQL, anvil,
 # Chromium and the Celery workers already keep both cores busy). The suite does run on
 # workers (each with its own test database, anvil and cache keys): where cores are spare,
-# `make test PYTEST_ARGS="-n 2"`. No test can hang (pytest-timeout, pyproject.toml) and no
-# new test starts after 13 minutes (7.4 here with the machine at load 10-13): .ci/run
-# stays under 15.
+# `make test PYTEST_ARGS="-n 2"`. No session-wide cap: a slow machine makes a slow green run,
+# never a red one; each test has its own timeout (pyproject.toml, 120 s; browser tests and
+# drills 300 s). It stays under 8 minutes here (6 min for 1,172 tests at a776ce7, --durations
+# prints the slowest) because one anvil chain and one Chromium serve the whole session
+# (tests/anvil.py, tests/browser/conftest.py), tests run in a rolled-back transaction except
+# the few that need another connection or process to see a commit, and each browser journey
+# and drill runs once; the in-process cache's feed tests (~1,800 lines) are gone with it.
 test: deps compilemessages system-packages services-check
-	$(BIN)/pytest --durations=15 --session-timeout=780 $(PYTEST_ARGS)
+	$(BIN)/pytest --durations=15 $(PYTEST_ARGS)
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .

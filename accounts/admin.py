@@ -89,7 +89,7 @@ from accounts.services import (  # noqa: E402
 
 class ApiKeyAdminForm(forms.ModelForm):
     def clean(self):
-        cleaned = super().clean()
+        cleaned = super().clean() or {}
         user = cleaned.get("user")
         # A clear refusal on the form; api_key_create checks again under the user's row lock.
         if self.instance.pk is None and user is not None and api_key_limit_reached(user=user):
@@ -183,9 +183,13 @@ class SecondFactorDeviceAdmin(ReadOnlyAdmin):
     where their owner scans the code; a lost one goes with `manage.py otp_reset`. No key and
     no recovery code is ever shown."""
 
-    list_display = ["owner", "device_name", "added", "last_used", "confirmed_device"]
-    fields = list_display
-    readonly_fields = list_display
+    list_display = fields = readonly_fields = (
+        "owner",
+        "device_name",
+        "added",
+        "last_used",
+        "confirmed_device",
+    )
     list_select_related = ["user"]
     search_fields = ["user__email"]
 
@@ -222,9 +226,12 @@ class UnsentMailAdmin(ReadOnlyAdmin):
     until when they are kept (then dropped unsent). Never their text: a reset link or a
     sign-up code is in it."""
 
-    list_display = ["subject", "recipients", "waiting_since", "kept_until"]
-    fields = list_display
-    readonly_fields = list_display
+    list_display = fields = readonly_fields = (
+        "subject",
+        "recipients",
+        "waiting_since",
+        "kept_until",
+    )
     list_display_links = None
 
     @admin.display(description=_("subject"))

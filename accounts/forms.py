@@ -5,6 +5,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import User, time_zone_names, vat_number_normalise
+from accounts.versions import account_changed
 from rental.text import refuse_control_characters
 
 
@@ -66,6 +67,11 @@ class ProfileForm(forms.ModelForm):
         ]
         widgets = {"billing_address": forms.Textarea(attrs={"rows": 3})}
 
+    def save(self, commit: bool = True) -> User:
+        user = super().save(commit)
+        account_changed(user_id=user.pk)  # the account's cached pages show its details
+        return user
+
     def clean_country(self) -> str:
         return self.cleaned_data["country"].upper()
 
@@ -73,7 +79,7 @@ class ProfileForm(forms.ModelForm):
         return vat_number_normalise(self.cleaned_data["vat_number"])
 
     def clean(self) -> dict:
-        cleaned = super().clean()
+        cleaned = super().clean() or {}
         if cleaned.get("vat_number") and not cleaned.get("company_name"):
             self.add_error("company_name", _("Give the company the VAT number belongs to."))
         return cleaned

@@ -17,7 +17,7 @@ from accounts.ssh_keys import ssh_key_kind
 from rental.text import refuse_control_characters, refuse_control_characters_but_lines
 
 
-class UserManager(BaseUserManager):
+class UserManager(BaseUserManager["User"]):
     use_in_migrations = True
 
     def _create_user(self, email: str, password: str | None, **extra_fields):
@@ -89,7 +89,7 @@ class User(AbstractUser):
     identity document, so there is deliberately no field for one.
     """
 
-    username = None
+    username = None  # type: ignore[assignment]  # e-mail login: no username at all
     email = models.EmailField(_("e-mail address"), unique=True)
     first_name = models.CharField(
         _("first name"), max_length=150, validators=[refuse_control_characters]
@@ -155,7 +155,7 @@ class User(AbstractUser):
     USERNAME_FIELD = "email"
     REQUIRED_FIELDS = ["first_name", "last_name"]
 
-    objects = UserManager()
+    objects = UserManager()  # type: ignore[assignment,misc]  # ours: e-mail, no username
 
     # Whether the account has a confirmed authenticator, when it was read along with the
     # account of a signed-in request (accounts.account_rows.account_from_row); unset otherwise.
@@ -306,8 +306,8 @@ class Session(AbstractBaseSession):
     )
 
     class Meta(AbstractBaseSession.Meta):
-        verbose_name = _("session")
-        verbose_name_plural = _("sessions")
+        verbose_name = _("session")  # type: ignore[assignment]  # lazy, as Django reads it
+        verbose_name_plural = _("sessions")  # type: ignore[assignment]
 
     @classmethod
     def get_session_store_class(cls):

@@ -14,7 +14,7 @@ from accounts.hooks import password_changed_hooks_run
 from accounts.mail import mail_queue, user_mail
 from accounts.models import ApiKey, SshKey, User
 from accounts.ssh_keys import SshKeyRefused, ssh_public_key_parse
-from rental.middleware import unseen_write
+from accounts.versions import account_changed
 
 KEY_LABEL = "lg"
 # How stale `last_used_at` may get: one write per key per minute, not one per request.
@@ -98,8 +98,7 @@ def api_key_touch(*, api_key: ApiKey, now=None) -> None:
     now = now or timezone.now()
     if api_key.last_used_at and now - api_key.last_used_at < LAST_USED_PRECISION:
         return
-    with unseen_write():  # no answer shows it (an unseen column of rental.changes)
-        ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
+    ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
     api_key.last_used_at = now
 
 
@@ -130,6 +129,7 @@ def ssh_key_add(*, user: User, name: str, public_key: str) -> SshKey:
             raise SshKeyRefused("duplicate", name=same.name)
         if SshKey.objects.filter(user=user).count() >= MAX_SSH_KEYS_PER_USER:
             raise SshKeyRefused("too_many", count=MAX_SSH_KEYS_PER_USER)
+        account_changed(user_id=user.pk)
         return SshKey.objects.create(
             user=user, name=name[:80], public_key=parsed.line, fingerprint=parsed.fingerprint
         )
@@ -158,6 +158,7 @@ def ssh_key_delete(*, ssh_key: SshKey) -> None:
         locked = SshKey.objects.select_for_update().filter(pk=ssh_key.pk).first()
         if locked is not None:
             locked.delete()
+            account_changed(user_id=locked.user_id)
 
 
 def account_password_changed(*, user: User, by_staff: bool = False) -> None:

@@ -15,7 +15,6 @@ backend it was signed in with by its old path, which Django no longer accepts: i
 the backend that replaced it (a subclass, with the same rules), so a deploy signs nobody out.
 """
 
-import copy
 import functools
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,8 +29,6 @@ from django.utils import timezone
 
 from accounts.account_rows import account_columns_sql, account_from_row
 from accounts.models import Session, User
-from rental.changes import account_tag, now_seen
-from rental.responsecache import Kept
 
 # Old path -> the backend that replaced it (settings.AUTHENTICATION_BACKENDS).
 BACKENDS_RENAMED = {
@@ -63,18 +60,14 @@ def _select_sql() -> str:
     session, account, quote = Session._meta, User._meta, connection.ops.quote_name
 
     def column(name: str) -> str:
-        return f"s.{quote(session.get_field(name).column)}"
+        return f"s.{quote(session.get_field(name).column)}"  # type: ignore[union-attr,arg-type]
 
     return (
         f"SELECT {column('session_data')}, {column('expire_date')}, {account_columns_sql('a')} "
         f"FROM {quote(session.db_table)} s LEFT JOIN {quote(account.db_table)} a "
-        f"ON a.{quote(account.pk.column)} = {column('account')} "
+        f"ON a.{quote(str(account.pk.column))} = {column('account')} "
         f"WHERE {column('session_key')} = %s AND {column('expire_date')} > %s"
     )
-
-
-# Signed-in sessions' rows, as read, in this process's memory (rental.responsecache).
-_kept = Kept()
 
 
 class SessionStore(db.SessionStore):
@@ -87,32 +80,19 @@ class SessionStore(db.SessionStore):
         return Session
 
     def load(self) -> dict:
-        heard = now_seen()  # before anything is read
-        kept = _kept.get((self.session_key,), heard)
-        if kept is not None:
-            row, data = kept
-            self.account = account_from_row(row[2:])
-            return copy.deepcopy(data)  # the request may change its copy
         row = self._session_row()
         if row is None:
             self._session_key = None
             return {}
         self.account = account_from_row(row[2:])
-        data = _backend_renamed(self.decode(row[0]))
-        if self.account is not None:
-            # Kept, decoded, while nothing of the account (its row, its sessions, its second
-            # factor) was heard changing, and until the session expires.
-            tags = frozenset({account_tag(self.account.pk)})
-            value = (row, copy.deepcopy(data))
-            _kept.put((self.session_key,), heard, tags=tags, valid_until=row[1], value=value)
-        return data
+        return _backend_renamed(self.decode(row[0]))
 
     async def aload(self) -> dict:
         return _backend_renamed(await super().aload())
 
     def create_model_instance(self, data):
         session = super().create_model_instance(data)
-        session.account_id = _account_id(data)
+        session.account_id = _account_id(data)  # type: ignore[attr-defined]  # our Session
         return session
 
     async def acreate_model_instance(self, data):

@@ -29,8 +29,9 @@ def safe_next_url(request) -> str | None:
 def _refused(form: SshKeyForm, refusal: SshKeyRefused) -> SshKeyForm:
     if refusal.code == "private_key":
         # Not even sent back to the browser that pasted it: the field comes back empty.
-        form.data = form.data.copy()
-        form.data["public_key"] = ""
+        data = form.data.copy()  # type: ignore[attr-defined]  # the POST's QueryDict
+        data["public_key"] = ""
+        form.data = data
     form.add_error(None if refusal.code == "too_many" else "public_key", refusal.message)
     return form
 

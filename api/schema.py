@@ -21,7 +21,7 @@ class ApiKeyScheme(OpenApiAuthenticationExtension):
 class ErrorDetailSerializer(serializers.Serializer):
     code = serializers.CharField(help_text="Stable, machine-readable reason, e.g. `invalid`.")
     message = serializers.CharField(help_text="Human-readable explanation.")
-    fields = serializers.DictField(
+    fields = serializers.DictField(  # type: ignore[assignment]  # the error shape names it
         child=serializers.ListField(child=serializers.CharField()),
         help_text="Messages per request field (`non_field_errors` for the whole body).",
     )

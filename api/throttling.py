@@ -5,7 +5,7 @@ from rest_framework.throttling import SimpleRateThrottle
 
 from accounts.apikeycache import api_key_cache_key
 from accounts.models import ApiKey
-from rental.ratelimit import WindowCount, counted_here, stored_and_counted, window_count
+from rental.ratelimit import WindowCount, stored_and_counted, window_count
 
 SCOPE = "api"
 # Set on the request when the key's use was counted as the key was read (api.authentication).
@@ -16,25 +16,16 @@ def throttle_rate() -> tuple[int, int] | None:
     """(requests, seconds) allowed, read at request time (a changed setting applies at once);
     None when the API is not throttled."""
     rate = api_settings.DEFAULT_THROTTLE_RATES.get(SCOPE)
-    return None if rate is None else ApiKeyRateThrottle().parse_rate(rate)
+    if rate is None:
+        return None
+    limit, period = ApiKeyRateThrottle().parse_rate(str(rate))
+    assert limit is not None and period is not None  # a rate given parses to both
+    return limit, period
 
 
 def key_window(key_hash: str) -> str:
     """The cache key counting the requests of the API key with that hash."""
     return ApiKeyRateThrottle.cache_format % {"scope": SCOPE, "ident": f"key-{key_hash}"}
-
-
-def key_counted(*, key_hash: str, rate: tuple[int, int]) -> WindowCount:
-    """This request counted against the rate (requests, seconds) of the key with that hash,
-    in this process when it may be (rental.ratelimit.window_count)."""
-    limit, period = rate
-    return window_count(key=key_window(key_hash), period=period, limit=limit)
-
-
-def key_counted_here(*, key_hash: str, limit: int) -> WindowCount | None:
-    """This request counted against the rate of the key with that hash in this process, when
-    it may be (rental.ratelimit.counted_here): no round trip."""
-    return counted_here(key=key_window(key_hash), limit=limit)
 
 
 def key_stored_and_counted(*, key_hash: str, period: int) -> tuple[Any, WindowCount] | None:
@@ -52,9 +43,8 @@ class ApiKeyRateThrottle(SimpleRateThrottle):
     """Counts requests per API key (per user for a browser session, per IP otherwise).
 
     A counter per window (rental.ratelimit), not DRF's list of request times: that list is
-    read and written whole on every request and grows with the allowed rate. Far under the
-    rate, uses are counted in the process and sent to Redis in batches (counted_here); a key
-    read from memory or the cache was counted as it was read (api.authentication): so a
+    read and written whole on every request and grows with the allowed rate. A key found in
+    the cache was counted in the round trip that read it (api.authentication): so a
     request with a valid key counts even when a permission then refuses it (403), as it does
     whenever the key was read from the database.
     """
@@ -72,7 +62,7 @@ class ApiKeyRateThrottle(SimpleRateThrottle):
         limit, period = rate
         count = getattr(request, COUNTED_USE, None)
         if count is None:
-            count = window_count(key=self.get_cache_key(request, view), period=period, limit=limit)
+            count = window_count(key=self.get_cache_key(request, view), period=period)
         self.seconds_left = count.seconds_left
         return count.uses <= limit
 

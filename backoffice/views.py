@@ -1,3 +1,6 @@
+from collections.abc import Sequence
+from decimal import Decimal
+
 from django.contrib import admin
 from django.shortcuts import render
 from django.utils import timezone
@@ -25,7 +28,7 @@ def dashboard(request):
         (date_format(day, "SHORT_DATE_FORMAT"), amount)
         for day, amount in revenue_per_day(today=today)
     ]
-    charts = [
+    charts: list[tuple[str, str, str, Sequence[tuple[str, Decimal | int]]]] = [
         ("chart-revenue", _("Revenue per day (last %(days)d days)"), "money", revenue),
         (
             "chart-in-use",

@@ -19,7 +19,7 @@ class ExportForm(forms.Form):
     end = forms.DateField(label=_("To"), widget=forms.DateInput(attrs={"type": "date"}))
 
     def clean(self) -> dict:
-        cleaned = super().clean()
+        cleaned = super().clean() or {}
         start, end = cleaned.get("start"), cleaned.get("end")
         if start and end and start > end:
             raise forms.ValidationError(_("The period ends before it starts."))

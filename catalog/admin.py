@@ -8,7 +8,7 @@ from modeltranslation.admin import (
 
 from catalog.hooks import availability_annotate
 from catalog.models import AdviceSection, Alternative, Environment, GpuModel, TermPrice
-from catalog.pagecache import catalog_changed
+from catalog.pagecache import store_changed
 
 
 class TermPriceInline(admin.TabularInline):
@@ -30,24 +30,25 @@ class AlternativeInline(TranslationTabularInline):
     autocomplete_fields = ["target"]
 
 
-class RefreshesCatalogPages:
-    """Staff edits of GPUs, prices and environments show on the cached pages at once."""
+class RefreshesCatalogPages(admin.ModelAdmin):
+    """Staff edits of what every page may show (GPUs, prices, environments; chains, assets
+    and rates in payments.admin) show on the cached pages at once."""
 
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)
-        catalog_changed()
+        store_changed()
 
     def save_related(self, request, form, formsets, change):
         super().save_related(request, form, formsets, change)
-        catalog_changed()
+        store_changed()
 
     def delete_model(self, request, obj):
         super().delete_model(request, obj)
-        catalog_changed()
+        store_changed()
 
     def delete_queryset(self, request, queryset):
         super().delete_queryset(request, queryset)
-        catalog_changed()
+        store_changed()
 
 
 @admin.register(GpuModel)
@@ -81,7 +82,7 @@ class GpuModelAdmin(RefreshesCatalogPages, TranslationAdmin):
 
     @admin.display(description=_("available now"), ordering="available_units")
     def available_now(self, gpu: GpuModel) -> int:
-        return gpu.available_units
+        return gpu.available_units  # type: ignore[attr-defined]  # annotated (get_queryset)
 
 
 @admin.register(Environment)

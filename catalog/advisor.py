@@ -12,6 +12,7 @@ from django.utils.formats import number_format
 from django.utils.functional import lazy
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
+from django_stubs_ext import StrOrPromise
 
 H200_GB = 141
 CARD_80_GB = 80
@@ -34,8 +35,8 @@ def usable_gb(card_gb: int) -> Decimal:
 @dataclass(frozen=True)
 class Recommendation:
     slugs: tuple[str, ...]
-    reason: str
-    notes: tuple[str, ...] = ()
+    reason: StrOrPromise  # lazy: translated when shown, in the reader's language
+    notes: tuple[StrOrPromise, ...] = ()
     quantity: int = 1
     fits_one_card: bool = True
 
@@ -84,7 +85,7 @@ def recommend_gpus(
         )
 
     if peak > usable_gb(CARD_80_GB):
-        notes = ()
+        notes: tuple[StrOrPromise, ...] = ()
         if peak > usable_gb(H200_GB):
             notes = (
                 _(

@@ -20,7 +20,7 @@ def comparison_rows(gpus: Iterable[GpuModel]) -> list[ComparisonRow]:
     """Expects GPUs from `catalog_gpus()` (annotated with `price_from`)."""
     rows = []
     for gpu in gpus:
-        price_from = gpu.price_from
+        price_from = gpu.price_from  # type: ignore[attr-defined]  # annotated
         per_gb = None
         if price_from is not None and gpu.memory_gb:
             per_gb = (price_from / gpu.memory_gb).quantize(CENT, rounding=ROUND_HALF_UP)

@@ -3,6 +3,7 @@ from decimal import Decimal
 
 from django import forms
 from django.utils.translation import gettext_lazy as _
+from django_stubs_ext import StrOrPromise
 
 from catalog.advisor import GPU_COUNT_MAX, PEAK_MAX_GB
 from catalog.llm_models import MODELS
@@ -102,7 +103,7 @@ class AdvisorForm(forms.Form):
     )
 
 
-def _model_choices() -> list[tuple[str, str]]:
+def _model_choices() -> list[tuple[str, StrOrPromise]]:
     return [("", _("Another model: give its parameter count"))] + [
         (model.slug, model.name) for model in MODELS.values()
     ]
@@ -167,7 +168,7 @@ class ModelAdvisorForm(forms.Form):
 
     def clean(self):
         data = super().clean()
-        if self.errors:
+        if data is None or self.errors:
             return data
         billions = data.pop("parameters_billions")
         try:
@@ -176,5 +177,5 @@ class ModelAdvisorForm(forms.Form):
             )
         except JobError as error:
             field = "parameters_billions" if error.field == "parameters" else error.field
-            self.add_error(field, error.message)
+            self.add_error(field, str(error.message))
         return data

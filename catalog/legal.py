@@ -44,7 +44,7 @@ LEGAL_DOCUMENTS: dict[str, LegalDocument] = {
         title=_("Legal notice"),
     ),
     "privacy": LegalDocument(
-        name="privacy", slug="confidentialite", version="2026-12-02", title=_("Privacy policy")
+        name="privacy", slug="confidentialite", version="2026-12-03", title=_("Privacy policy")
     ),
 }
 TERMS_OF_SALE = LEGAL_DOCUMENTS["cgv"]

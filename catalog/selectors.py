@@ -1,8 +1,10 @@
 from collections.abc import Sequence
+from typing import cast
 
 from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
 
 from catalog.hooks import availability_annotate
+from catalog.model_advisor import Offer
 from catalog.models import AdviceSection, Alternative, Environment, GpuModel, TermPrice
 
 
@@ -51,3 +53,9 @@ def gpus_by_slugs(*, slugs: Sequence[str]) -> list[GpuModel]:
     """The GPUs on sale among `slugs`, in the order given; withdrawn ones are left out."""
     found = {gpu.slug: gpu for gpu in catalog_gpus().filter(slug__in=slugs)}
     return [found[slug] for slug in slugs if slug in found]
+
+
+def gpu_offers() -> list[Offer]:
+    """The GPUs on sale as the model advisor weighs them: catalog_gpus' annotations (free units,
+    lowest price) are what its Offer names."""
+    return cast(list[Offer], list(catalog_gpus()))

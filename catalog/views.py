@@ -11,13 +11,13 @@ from catalog.legal import LEGAL_DOCUMENTS, ORDER_CONSENT, legal_document_by_slug
 from catalog.memory import layer_activations_gb
 from catalog.model_advisor import advise
 from catalog.models import TERMS, GpuModel
-from catalog.pagecache import cached_page
-from catalog.selectors import catalog_gpus, gpu_page, gpus_by_slugs
+from catalog.pagecache import catalog_page
+from catalog.selectors import catalog_gpus, gpu_offers, gpu_page, gpus_by_slugs
 
 
 def home(request):
-    return cached_page(
-        request, "home", lambda: render(request, "catalog/home.html", {"gpus": catalog_gpus()})
+    return catalog_page(
+        request, lambda: render(request, "catalog/home.html", {"gpus": catalog_gpus()})
     )
 
 
@@ -29,7 +29,7 @@ def gpu_detail(request, slug):
             raise Http404(_("No GPU on sale at this address.")) from None
         return render(request, "catalog/gpu_detail.html", {"gpu": gpu, "terms": TERMS})
 
-    return cached_page(request, f"gpu:{slug}", page)
+    return catalog_page(request, page)
 
 
 def compare(request):
@@ -39,11 +39,13 @@ def compare(request):
         context = {
             "rows": rows,
             "memory_chart": bar_chart([(row.gpu.name, row.gpu.memory_gb) for row in rows]),
-            "price_per_gb_chart": bar_chart([(row.gpu.name, row.price_per_gb) for row in priced]),
+            "price_per_gb_chart": bar_chart(
+                [(row.gpu.name, row.price_per_gb or 0) for row in priced]
+            ),
         }
         return render(request, "catalog/compare.html", context)
 
-    return cached_page(request, "compare", page)
+    return catalog_page(request, page)
 
 
 def advisor(request):
@@ -63,10 +65,10 @@ def model_advisor(request):
     """The advisor for a job described by its model: the estimate, explained, and the GPUs.
     A GET form, so that an answer is a link to share."""
     form = ModelAdvisorForm(request.GET or None)
-    context = {"form": form, "advice": None, "layer_activations": None}
+    context: dict[str, object] = {"form": form, "advice": None, "layer_activations": None}
     if form.is_valid():
         job = form.cleaned_data["job_spec"]
-        context["advice"] = advise(job=job, offers=list(catalog_gpus()))
+        context["advice"] = advise(job=job, offers=gpu_offers())
         if job.trains:
             context["layer_activations"] = layer_activations_gb(job)
     return render(request, "catalog/model_advisor.html", context)

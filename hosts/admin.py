@@ -26,7 +26,7 @@ class HostForm(forms.ModelForm):
         ]
 
     def clean(self):
-        cleaned = super().clean()
+        cleaned = super().clean() or {}
         if not self.errors:
             # The instance gets the form's values only after clean(): check what is asked.
             asked = Host(pk=self.instance.pk, gpu=cleaned["gpu"], gpu_count=cleaned["gpu_count"])
@@ -41,8 +41,7 @@ class HeldSlotInline(admin.TabularInline):
     model = SlotHold
     fk_name = "host"
     verbose_name_plural = _("held slots")
-    fields = ["index", "order", "held_at"]
-    readonly_fields = fields
+    fields = readonly_fields = ("index", "order", "held_at")
     extra = 0
     can_delete = False
 
@@ -82,8 +81,7 @@ class OrderSlotInline(admin.TabularInline):
     model = SlotHold
     fk_name = "order"
     verbose_name_plural = _("slots")
-    fields = ["host", "index", "held_at", "released_at"]
-    readonly_fields = fields
+    fields = readonly_fields = ("host", "index", "held_at", "released_at")
     extra = 0
     can_delete = False
 

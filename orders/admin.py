@@ -135,19 +135,22 @@ class ReasonInWords:
         return event.reason_display
 
 
+# An event's columns, in the order's page (its inline) and in the events' list (with the order).
+EVENT_COLUMNS = (
+    "created_at",
+    "kind",
+    "old_status",
+    "new_status",
+    "actor",
+    "actor_user",
+    "reason_display",
+)
+
+
 class OrderEventInline(ReasonInWords, HistoryIsReadOnly, admin.TabularInline):
     model = OrderEvent
     extra = 0
-    fields = [
-        "created_at",
-        "kind",
-        "old_status",
-        "new_status",
-        "actor",
-        "actor_user",
-        "reason_display",
-    ]
-    readonly_fields = fields
+    fields = readonly_fields = EVENT_COLUMNS
     ordering = ["created_at", "id"]
 
 
@@ -277,7 +280,7 @@ class OrderAdmin(AppendOnlyAdmin):
             # Only the actions the order's status allows, as the page offers them.
             self.message_user(
                 request,
-                format_html(_("{}: not possible in this order's status."), label),
+                format_html(str(_("{}: not possible in this order's status.")), label),
                 messages.ERROR,
             )
             return redirect("admin:orders_order_change", order.pk)
@@ -295,7 +298,7 @@ class OrderAdmin(AppendOnlyAdmin):
                 self.message_user(request, str(error), messages.ERROR)
             else:
                 if done:
-                    self.message_user(request, format_html(_("{}: done."), label))
+                    self.message_user(request, format_html(str(_("{}: done.")), label))
                 else:
                     self.message_user(
                         request,
@@ -316,18 +319,8 @@ class OrderAdmin(AppendOnlyAdmin):
 
 @admin.register(OrderEvent)
 class OrderEventAdmin(ReasonInWords, HistoryIsReadOnly, AppendOnlyAdmin):
-    list_display = [
-        "order",
-        "created_at",
-        "kind",
-        "old_status",
-        "new_status",
-        "actor",
-        "actor_user",
-        "reason_display",
-    ]
+    list_display = ("order", *EVENT_COLUMNS)
     list_filter = ["kind", "actor", "new_status"]
     search_fields = ["order__number"]
     list_select_related = ["order", "actor_user"]
-    fields = [*list_display, "data"]
-    readonly_fields = fields
+    fields = readonly_fields = ("order", *EVENT_COLUMNS, "data")

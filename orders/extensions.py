@@ -39,6 +39,7 @@ from orders.selectors import (
     rental_unpaid_extension,
 )
 from orders.transitions import order_event_record, order_transition
+from orders.versions import order_changed
 
 S = OrderStatus
 Actor = OrderEvent.Actor
@@ -208,9 +209,14 @@ def extension_page_context(*, order: Order) -> dict:
     }
 
 
+def _rental_id(extension: Order) -> int:
+    assert extension.extends_id is not None, "not an extension"
+    return extension.extends_id
+
+
 def rental_extendable(*, extension: Order) -> bool:
     """Whether the rental `extension` extends still runs (an invoice may still be issued)."""
-    return Order.objects.filter(pk=extension.extends_id, status__in=EXTENDABLE_STATUSES).exists()
+    return Order.objects.filter(pk=_rental_id(extension), status__in=EXTENDABLE_STATUSES).exists()
 
 
 def rental_end(*, order: Order, start: datetime) -> datetime:
@@ -240,7 +246,7 @@ def extension_paying_transition(
     received is owed back. Returns order_transition's answer.
     """
     with transaction.atomic():
-        rental = Order.objects.select_for_update().get(pk=extension.extends_id)
+        rental = Order.objects.select_for_update().get(pk=_rental_id(extension))
         if extension.status not in UNPAID_STATUSES or rental.status not in EXTENDABLE_STATUSES:
             raise ExtensionLapsed(extension)
         moved = order_transition(
@@ -276,6 +282,7 @@ def _rental_end_move(*, rental: Order, end: datetime) -> None:
     """The running rental (locked by the caller) ends at `end`; its reminders start again
     from there."""
     Order.objects.filter(pk=rental.pk).update(ends_at=end, ending_notice_hours=None)
+    order_changed(order_id=rental.pk)
     rental.ends_at, rental.ending_notice_hours = end, None
 
 
@@ -285,7 +292,7 @@ def rental_shorten(*, extension: Order, actor_user: User | None) -> None:
     not active yet counts its paid extensions only when it starts (rental_end): nothing moves.
 
     Called with the extension locked (its refund); locks the rental after it."""
-    rental = Order.objects.select_for_update().get(pk=extension.extends_id)
+    rental = Order.objects.select_for_update().get(pk=_rental_id(extension))
     if rental.status != S.ACTIVE or rental.ends_at is None:
         return
     old_end = rental.ends_at

@@ -115,11 +115,11 @@ class ConfigureForm(forms.Form):
         if ssh_keys is None:
             del self.fields["ssh_keys"]
         else:
-            self.fields["ssh_keys"].queryset = ssh_keys
+            self.fields["ssh_keys"].queryset = ssh_keys  # type: ignore[attr-defined]
         if ssh_keys is not None and ssh_keys.exists():
             del self.fields["public_key"]
         self._limit_quantity(available_units)
-        self.fields["term"].choices = [
+        self.fields["term"].choices = [  # type: ignore[attr-defined]
             (
                 days,
                 _("%(label)s · %(rate)s per GPU per day, %(hourly)s")
@@ -142,6 +142,7 @@ class ConfigureForm(forms.Form):
         """The field's maximum is what is free now, and its error says so: the same figure as
         the page's "n units available" and the number input's `max`."""
         field = self.fields["quantity"]
+        assert isinstance(field, forms.IntegerField)
         limit = max(min(available_units, MAX_QUANTITY), 1)
         if available_units > MAX_QUANTITY:
             message = _("Choose between 1 and %(max)d GPUs.") % {"max": MAX_QUANTITY}
@@ -182,9 +183,11 @@ class OrderKeysForm(forms.Form):
 
     def __init__(self, *args, ssh_keys: QuerySet[SshKey], **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["ssh_keys"].queryset = ssh_keys
+        keys = self.fields["ssh_keys"]
+        assert isinstance(keys, forms.ModelMultipleChoiceField)
+        keys.queryset = ssh_keys
         # Names only: the fingerprints are listed beside (and too long for a narrow column).
-        self.fields["ssh_keys"].label_from_instance = lambda key: key.name
+        keys.label_from_instance = lambda key: key.name  # type: ignore[method-assign,assignment]
         self.fields["public_key"].label = _("Add a key")
 
     def clean_public_key(self) -> str:

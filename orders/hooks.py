@@ -100,13 +100,9 @@ def order_email_attachments(*, event: OrderEvent) -> list[tuple[str, bytes, str]
 
 @dataclass(frozen=True)
 class VersionParts:
-    """SQL expressions over the order's row `o` (orders.versions): `digest`, texts naming what
-    else the order's pages read (the app's rows of that order); `tags`, texts of the
-    rental.changes tags those rows change with besides the order's account's (space-separated,
-    or NULL); `deadlines`, when the pages change by the clock alone (timestamps, or NULL)."""
+    """SQL over the order's row `o` (orders.versions): when the order's pages change by the
+    clock alone (timestamps, or NULL)."""
 
-    digest: list[str]
-    tags: list[str] = field(default_factory=list)
     deadlines: list[str] = field(default_factory=list)
 
 

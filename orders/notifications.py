@@ -8,7 +8,7 @@ from orders.models import OrderEvent, OrderStatus
 from orders.reminders import ENDING_SOON
 
 # E-mail template per status reached.
-STATUS_EMAILS = {
+STATUS_EMAILS: dict[str, str] = {
     OrderStatus.AWAITING_PAYMENT: "received",
     OrderStatus.PAID: "paid",
     OrderStatus.ACTIVE: "active",
@@ -17,7 +17,7 @@ STATUS_EMAILS = {
 }
 # An extension has its own wording; once paid, the rental's `extended` e-mail says so (its
 # paid status alone sends nothing: there are no machines to prepare).
-EXTENSION_STATUS_EMAILS = {
+EXTENSION_STATUS_EMAILS: dict[str, str] = {
     OrderStatus.AWAITING_PAYMENT: "extension_received",
     OrderStatus.EXPIRED: "extension_expired",
 }
@@ -25,7 +25,7 @@ EXTENSION_STATUS_EMAILS = {
 # a rental's end, and the earlier end after a refunded extension (orders.extensions).
 NOTICE_EMAILS = (ENDING_SOON, SHORTENED)
 # E-mail template per event kind: a refund owed asks for an address, a refund done says so.
-KIND_EMAILS = {
+KIND_EMAILS: dict[str, str] = {
     OrderEvent.Kind.REFUND_OWED: "refund_owed",
     OrderEvent.Kind.REFUND_CONFIRMED: "refund_confirmed",
     OrderEvent.Kind.PROVISIONING_FAILED: "provisioning_delayed",

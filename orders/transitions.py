@@ -9,6 +9,7 @@ from accounts.models import User
 from catalog.pagecache import catalog_changed
 from hosts.slots import slots_release
 from orders.models import ALLOWED_TRANSITIONS, HOLDING_STATUSES, Order, OrderEvent, OrderStatus
+from orders.versions import order_changed
 from rental.celery import enqueue_after_commit
 
 Actor = OrderEvent.Actor
@@ -46,6 +47,7 @@ def order_event_record(
         reason=reason,
         data=data or {},
     )
+    order_changed(order_id=order.pk)
     _dispatch_after_commit(event)
     return event
 
@@ -95,6 +97,7 @@ def order_transition(
         )
         for name, value in changes.items():
             setattr(order, name, value)
+        order_changed(order_id=order.pk)
         _dispatch_after_commit(event)
     return True
 

@@ -41,12 +41,12 @@ from orders.services import (
     quote_build,
 )
 from orders.stock import gpus_with_availability
-from orders.versions import order_answer_version, orders_version, versions_supported
+from orders.versions import order_lifetime, order_versions, orders_lifetime, orders_versions
 from rental.context_processors import language_links
 from rental.responsecache import cached_page
 
 # OrderError names service fields; the form calls the term `term` (it is also the query key).
-FORM_FIELD = {
+FORM_FIELD: dict[str | None, str] = {
     "term_days": "term",
     "environment": "environment",
     "quantity": "quantity",
@@ -291,13 +291,12 @@ def place_pending(request):
 
 def order_answer(request, number: str, render_answer: Callable[[], HttpResponse]):
     """The answer about the customer's own order `number`, from the cache while the order's
-    version stays the same (orders.versions); a 404 for anyone else's, as before."""
-    if not versions_supported():
-        return render_answer()
+    versions stay the same (orders.versions); a 404 for anyone else's, as before."""
     return cached_page(
         request,
-        version=lambda: order_answer_version(user=request.user, number=number),
+        versions=order_versions(user_id=request.user.pk, number=number),
         render=render_answer,
+        lifetime=lambda: order_lifetime(user_id=request.user.pk, number=number),
     )
 
 
@@ -309,10 +308,11 @@ def order_list(request):
         )
         return render(request, "orders/order_list.html", {"page": page})
 
-    if not versions_supported():
-        return render_list()
     return cached_page(
-        request, version=lambda: orders_version(user=request.user), render=render_list
+        request,
+        versions=orders_versions(user_id=request.user.pk),
+        render=render_list,
+        lifetime=orders_lifetime,
     )
 
 
@@ -411,7 +411,7 @@ def order_keys_view(request, number):
     form = OrderKeysForm(request.POST, ssh_keys=ssh_keys_for_user(user=request.user))
     if not form.is_valid():
         for errors in form.errors.values():
-            messages.error(request, " ".join(errors))
+            messages.error(request, " ".join(str(error) for error in errors))
         return redirect("orders:detail", number=order.number)
     keys = [key.pk for key in form.cleaned_data["ssh_keys"]]
     public_key = form.cleaned_data["public_key"]

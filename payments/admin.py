@@ -8,6 +8,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext_lazy
 
+from catalog.admin import RefreshesCatalogPages
 from orders.hooks import PageSection
 from orders.models import Order
 from payments.ledger import invoice_ledger
@@ -47,7 +48,7 @@ def _in_units(amount, asset: Asset) -> str:
 
 
 @admin.register(Chain)
-class ChainAdmin(admin.ModelAdmin):
+class ChainAdmin(RefreshesCatalogPages):
     list_display = [
         "name",
         "chain_id",
@@ -72,7 +73,7 @@ class PriceFeedAdmin(admin.ModelAdmin):
 
 
 @admin.register(Asset)
-class AssetAdmin(admin.ModelAdmin):
+class AssetAdmin(RefreshesCatalogPages):
     list_display = [
         "slug",
         "symbol",

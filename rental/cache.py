@@ -55,7 +55,7 @@ class _SharedClients(RedisCacheClient):
         self._unreachable = _Unreachable()
 
     def get_client(self, key=None, *, write=False):
-        pool = self._get_connection_pool(write)
+        pool = self._get_connection_pool(write)  # type: ignore[attr-defined]  # Django's own
         client = self._clients.get(id(pool))
         if client is None:
             client = self._clients[id(pool)] = _GuardedRedis(connection_pool=pool)

@@ -42,7 +42,7 @@ def cache_set(key: str, value: Any, timeout: int | None) -> None:
         logger.warning("cache unreachable, %s not stored: %s", key, error)
 
 
-def cache_set_many(values: dict[str, Any], timeout: int) -> None:
+def cache_set_many(values: dict[str, Any], timeout: int | None) -> None:
     try:
         cache.set_many(values, timeout)
     except RedisError as error:

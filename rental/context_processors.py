@@ -1,8 +1,9 @@
 from django.conf import settings
 from django.urls import translate_url
+from django_stubs_ext import StrOrPromise
 
 
-def language_links(full_path: str) -> list[tuple[str, str, str]]:
+def language_links(full_path: str) -> list[tuple[str, StrOrPromise, str]]:
     """`full_path` (query string included) in each language: (code, name, url)."""
     return [(code, name, translate_url(full_path, code)) for code, name in settings.LANGUAGES]
 

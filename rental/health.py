@@ -112,7 +112,7 @@ def live(request):
 def ready(request):
     results = _results()
     healthy = all(result["ok"] for result in results.values())
-    body = {"status": "ok" if healthy else "error"}
+    body: dict[str, object] = {"status": "ok" if healthy else "error"}
     if _may_see_details(request):
         body.update(results)
     return JsonResponse(body, status=200 if healthy else 503)

@@ -6,8 +6,6 @@ import redis
 from django.conf import settings
 
 from catalog.pagecache import forget_served_pages
-from rental.ratelimit import windows_forget
-from rental.responsecache import kept_forget
 
 
 @functools.cache
@@ -25,8 +23,6 @@ def cache_empty() -> None:
     if keys:
         server.delete(*keys)
     forget_served_pages()
-    kept_forget()
-    windows_forget()
 
 
 def cache_pointed_at(settings, location: str, options: dict | None = None) -> None:
@@ -40,7 +36,6 @@ def cache_pointed_at(settings, location: str, options: dict | None = None) -> No
         }
     }
     forget_served_pages()
-    windows_forget()
 
 
 def cache_unreachable(settings) -> None:

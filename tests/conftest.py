@@ -6,7 +6,6 @@ from django.conf import settings
 from accounts.services import ssh_key_add
 from payments.models import Asset, Chain
 from payments.services import chain_cursor_start
-from rental.changes import feed_stop
 from tests.accounts.ssh import quick_public_key
 from tests.accounts.two_factor import SecondFactorClient
 from tests.api.receiver import receiver_start
@@ -39,14 +38,6 @@ def pytest_collection_modifyitems(items):
         slow = item.get_closest_marker("drill") or item.get_closest_marker("browser")
         if slow and not item.get_closest_marker("timeout"):
             item.add_marker(pytest.mark.timeout(SLOW_KINDS_TIMEOUT))
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _changes_feed(django_db_setup):
-    """This process's change feed listens on the test database: it stops before that
-    database is dropped."""
-    yield
-    feed_stop()
 
 
 def pytest_sessionstart(session):

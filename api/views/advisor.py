@@ -20,7 +20,7 @@ from catalog.model_advisor import (
     advise,
     job_build,
 )
-from catalog.selectors import catalog_gpus
+from catalog.selectors import gpu_offers
 from catalog.templatetags.catalog_format import configure_query
 
 REQUEST_EXAMPLE = {
@@ -155,7 +155,7 @@ class PartSerializer(serializers.Serializer):
         help_text="In bytes: P parameters, T adapter weights, E embedding weights, L layers, "
         "h hidden size, s sequence length, b micro-batch, c concurrent sequences, V vocabulary."
     )
-    source = serializers.CharField()
+    source = serializers.CharField()  # type: ignore[assignment]  # the field, not Field.source
     source_url = serializers.URLField()
 
     class Meta:
@@ -247,8 +247,8 @@ def _advice_body(advice: Advice) -> dict:
             "available_units": plan.gpu.available_units,
             "configure_url": _configure_url(plan, advice.term_days),
         }
-    if advice.alternative is not None and advice.alternative.plan.gpu is not None:
-        other = advice.alternative.plan
+    other = advice.alternative.plan if advice.alternative is not None else None
+    if advice.alternative is not None and other is not None and other.gpu is not None:
         body["alternatives"].append(
             {
                 "change": str(advice.alternative.change),
@@ -264,7 +264,6 @@ def _advice_body(advice: Advice) -> dict:
 class AdvisorApi(ApiView):
     # Public, like the pages: a visitor asks before having an account. Throttled per IP.
     permission_classes = [AllowAny]
-    writes_nothing = True  # an estimate worked out; nothing stored
 
     @extend_schema(
         operation_id="advisor_create",
@@ -288,7 +287,7 @@ class AdvisorApi(ApiView):
     def post(self, request):
         serializer = AdvisorInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        advice = advise(job=serializer.validated_data["job_spec"], offers=list(catalog_gpus()))
+        advice = advise(job=serializer.validated_data["job_spec"], offers=gpu_offers())
         return Response(AdvisorOutputSerializer(_advice_body(advice)).data)
 
 

@@ -1,8 +1,6 @@
 """Quotes and orders: the partner's side of the configurator and of the account pages."""
 
 import functools
-import hashlib
-import json
 import re
 from collections.abc import Callable
 
@@ -37,7 +35,7 @@ from hosts.provisioning.keys import order_ssh_keys_set
 from orders.consent import TermsAcceptance
 from orders.models import OrderEvent, OrderStatus
 from orders.services import MAX_ENVIRONMENT_DETAILS, MAX_QUANTITY, order_cancel, quote_build
-from orders.versions import order_answer_version, versions_supported
+from orders.versions import order_lifetime, order_versions
 from payments.services import payment_claim_rate_limited, payment_claim_record
 from rental.responsecache import cached_data
 from rental.text import refuse_control_characters_but_lines
@@ -121,7 +119,7 @@ class ConfigurationInputSerializer(serializers.Serializer):
     gpu = serializers.SlugRelatedField(
         slug_field="slug", queryset=api_gpus(), help_text="GPU slug, e.g. `h100-sxm`."
     )
-    environment = serializers.SlugRelatedField(
+    environment: serializers.SlugRelatedField = serializers.SlugRelatedField(
         slug_field="slug",
         queryset=Environment.objects.filter(is_active=True),
         help_text="`pytorch` or `custom`.",
@@ -142,8 +140,6 @@ class ConfigurationInputSerializer(serializers.Serializer):
 
 
 class QuoteApi(ApiView):
-    writes_nothing = True  # a price worked out; nothing reserved nor stored
-
     class OutputSerializer(serializers.Serializer):
         gpu = serializers.CharField(source="gpu.slug")
         environment = serializers.CharField(source="environment.slug")
@@ -216,17 +212,33 @@ class QuoteApi(ApiView):
 QUOTE_FIELDS = frozenset({"gpu", "environment", "quantity", "term_days", "environment_details"})
 
 
+class _QuoteKeySerializer(serializers.Serializer):
+    """A configuration in its plain form, without reading the catalog: "1", "01" and "1.0"
+    are one quantity."""
+
+    gpu = serializers.SlugField(max_length=50)
+    environment = serializers.SlugField(max_length=50)
+    environment_details = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=MAX_ENVIRONMENT_DETAILS
+    )
+    quantity = serializers.IntegerField(min_value=1, max_value=MAX_QUANTITY)
+    term_days = serializers.ChoiceField(choices=TERMS)
+
+
 def _plain_quote_key(body) -> str | None:
     """The cache key of a quote that depends on the catalog alone, else None.
 
-    A custom environment's description is free text: quotes that carry one are priced afresh,
-    so that no sender can fill the cache (valid configurations are few: GPUs x environments x
-    quantities x terms)."""
+    Built from the validated configuration, never the raw body, and only for a body with no
+    other field: valid configurations are few (GPUs x environments x quantities x terms), and
+    one the catalog refuses raises before anything is stored. A custom environment's
+    description is free text: quotes that carry one are priced afresh."""
     if not isinstance(body, dict) or not set(body) <= QUOTE_FIELDS:
         return None
-    if body.get("environment_details"):
+    plain = _QuoteKeySerializer(data=body)
+    if not plain.is_valid() or plain.validated_data["environment_details"]:
         return None
-    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+    data = plain.validated_data
+    return f"{data['gpu']}:{data['environment']}:{data['quantity']}:{data['term_days']}"
 
 
 IDEMPOTENCY_PARAMETER = OpenApiParameter(
@@ -411,10 +423,9 @@ class OrderDetailApi(ApiView):
         def data():
             return OrderOutputSerializer(order_or_404(request, number)).data
 
-        if not versions_supported():
-            return Response(data())
-        version = functools.partial(order_answer_version, user=request.user, number=number)
-        return Response(cached_data(request, version=version, compute=data))
+        versions = order_versions(user_id=request.user.pk, number=number)
+        lifetime = functools.partial(order_lifetime, user_id=request.user.pk, number=number)
+        return Response(cached_data(request, versions=versions, compute=data, lifetime=lifetime))
 
     class KeysInputSerializer(serializers.Serializer):
         ssh_keys = serializers.ListField(

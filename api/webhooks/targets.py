@@ -88,8 +88,8 @@ def target_addresses_check(url: str) -> str:
     except (OSError, ValueError, UnicodeError):
         raise WebhookTargetError(f"The host {parts.hostname!r} cannot be resolved.") from None
     for _family, _type, _proto, _name, sockaddr in answers:
-        address = ipaddress.ip_address(sockaddr[0].split("%")[0])
+        address = ipaddress.ip_address(str(sockaddr[0]).split("%")[0])
         refused = _address_refused(address)
         if refused:
             raise WebhookTargetError(f"The host {parts.hostname!r} resolves to {refused}.")
-    return answers[0][4][0]
+    return str(answers[0][4][0])

@@ -46,7 +46,8 @@ def refund_address_display(refund: Refund) -> str:
 def refund_amount_localized(refund: Refund) -> str:
     """The amount in whole units in the active language, at least two decimals: 12,50."""
     value = Decimal(in_asset_units(refund.amount, asset=refund.asset))
-    decimals = max(2, -value.as_tuple().exponent)
+    exponent = value.as_tuple().exponent
+    decimals = max(2, -exponent if isinstance(exponent, int) else 0)
     return number_format(value, decimal_pos=decimals, use_l10n=True)
 
 

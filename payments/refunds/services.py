@@ -10,11 +10,13 @@ import re
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+from django_stubs_ext import StrOrPromise
 from eth_utils import is_checksum_address
 
 from accounts.models import User
 from orders.models import Order, OrderEvent
 from orders.transitions import order_event_record
+from orders.versions import order_changed
 from payments.ledger import GOT_NOTHING, Ledger, invoice_ledger
 from payments.locks import order_and_invoices_locked
 from payments.models import Invoice
@@ -66,6 +68,7 @@ def refunds_owed_sync(
             # Not opened by staff yet: it follows the money (a further overpayment, a
             # reorganisation). Once pinned, what came since is owed in a refund of its own.
             Refund.objects.filter(pk=current.pk).update(amount=owed)
+            order_changed(order_id=order.pk)
 
 
 def order_refund_owed_record(*, order: Order) -> None:
@@ -162,7 +165,7 @@ def refund_address_set(
     return changed
 
 
-SUBMITTABLE = {
+SUBMITTABLE: dict[str, StrOrPromise] = {
     RefundStatus.OWED: _("The customer has not given a refund address yet."),
     RefundStatus.SENT: _("A transaction is being checked for this refund already."),
     RefundStatus.CONFIRMED: _("This refund is done."),

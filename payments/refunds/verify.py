@@ -75,7 +75,8 @@ def refund_chain_check(*, refund: Refund, client: RpcClient, now: datetime) -> V
     receipt = client.receipt(refund.tx_hash)
     tx = client.transaction(refund.tx_hash)
     if receipt is None:
-        if tx is None and now - refund.sent_at >= NOT_FOUND_GRACE:
+        sent_at = refund.sent_at or now  # a refund checked here was sent
+        if tx is None and now - sent_at >= NOT_FOUND_GRACE:
             return Verdict("not_found")
         return None
     block = receipt.block_number

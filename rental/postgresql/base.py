@@ -51,7 +51,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
                 quiet = connection.info.transaction_status == TRANSACTION_IDLE and (
                     _nothing_to_read(connection.fileno())
                 )
-            except (OSError, ValueError, base.Database.Error):
+            except (OSError, ValueError, self.Database.Error):
                 return False
             if quiet:
                 return True

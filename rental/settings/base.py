@@ -8,6 +8,7 @@ import environ
 from csp.constants import NONE, SELF
 from django.utils.translation import gettext_lazy as _
 
+from rental.release import code_release
 from rental.settings.environment import (
     BillingSettings,
     PaymentSettings,
@@ -94,10 +95,7 @@ HOOKS: dict[str, dict[str, str]] = {
     },
     "order_email_sections": {"payment": "payments.notifications.order_payment_email_section"},
     "order_email_attachments": {"billing": "billing.notifications.order_event_invoice_attachment"},
-    "order_version_parts": {
-        "payments": "payments.versions.order_payment_version_parts",
-        "billing": "billing.sections.order_billing_version_parts",
-    },
+    "order_version_parts": {"payments": "payments.versions.order_payment_version_parts"},
     # Questions the catalog asks (catalog.hooks): the units orders leave free, and who turns a
     # seeded GPU model's stock into machines.
     "catalog_availability": {"orders": "orders.stock.gpus_with_availability"},
@@ -109,7 +107,6 @@ HOOKS: dict[str, dict[str, str]] = {
 }
 
 MIDDLEWARE = [
-    "rental.middleware.KeptReadsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -172,8 +169,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"]["ENGINE"] = POSTGRESQL_ENGINE
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# --- Cache (rate limits, throttles) ------------------------------------------
+# --- Cache (rate limits, throttles, stored pages: rental.responsecache) --------
 REDIS_CACHE_URL = env("REDIS_CACHE_URL", default="")
+# Every key holds the release: a rolling deploy's two releases never read each other's values.
+RELEASE = env("RELEASE", default="") or code_release(BASE_DIR)
 # A Redis that stops answering (rather than refusing: SIGSTOP, a half-open connection) costs
 # a request at most this once, then counts as unreachable for a moment (rental.cache), and the
 # request goes on without it or answers 503 (rental.cachesafe, rental.middleware): never a
@@ -186,6 +185,7 @@ if REDIS_CACHE_URL:
             "BACKEND": "rental.cache.RedisCache",
             "LOCATION": REDIS_CACHE_URL,
             "OPTIONS": REDIS_CACHE_OPTIONS,
+            "VERSION": RELEASE,
         }
     }
 else:
@@ -193,6 +193,7 @@ else:
         "default": {
             "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
             "LOCATION": str(VAR_DIR / "cache"),
+            "VERSION": RELEASE,
         }
     }
 
@@ -353,7 +354,7 @@ CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _queue_dir = VAR_DIR / "celery" / "queue"
     _processed_dir = VAR_DIR / "celery" / "processed"
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {
         "data_folder_in": str(_queue_dir),
         "data_folder_out": str(_queue_dir),
         "processed_folder": str(_processed_dir),
@@ -361,7 +362,7 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "store_processed": False,
     }
 # A Redis broker with the same bounds: a publish, and the health check's ping, wait no longer.
-REDIS_BROKER_TRANSPORT_OPTIONS = {**REDIS_SOCKET_TIMEOUTS, "max_retries": 0}
+REDIS_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {**REDIS_SOCKET_TIMEOUTS, "max_retries": 0}
 if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     CELERY_BROKER_TRANSPORT_OPTIONS = REDIS_BROKER_TRANSPORT_OPTIONS
 CELERY_RESULT_BACKEND = env("CELERY_RESULT_BACKEND", default=None)

@@ -21,6 +21,7 @@ CACHES = {
         "BACKEND": "rental.cache.RedisCache",
         "LOCATION": f"{REDIS_URL}/{_cache_db}",
         "KEY_PREFIX": "test",
+        "VERSION": RELEASE,  # noqa: F405
     }
 }
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"

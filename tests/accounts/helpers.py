@@ -29,3 +29,17 @@ def reset_link_in(message) -> str:
     link = re.search(r"https?://[^/]+(/\S+/accounts/password/reset/key/\S+/)", message.body)
     assert link, message.body
     return link.group(1)
+
+
+def account_deactivated_by_staff(admin_client, user) -> None:
+    """Staff untick "active" on the account's admin page and save it."""
+    form = admin_client.get(f"/admin/accounts/user/{user.pk}/change/").context["adminform"]
+    data = {
+        name: value
+        for name, value in form.form.initial.items()
+        if value is not None and not isinstance(value, list)
+    }
+    data.update({"email": user.email, "is_active": "", "date_joined_0": "2025-01-01"})
+    data.update({"date_joined_1": "10:00:00", "language": user.language})
+    response = admin_client.post(f"/admin/accounts/user/{user.pk}/change/", data)
+    assert response.status_code == 302, response.context["adminform"].form.errors

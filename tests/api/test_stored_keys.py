@@ -4,7 +4,9 @@ once when revoked, when the password changes or when staff change the account.""
 import pytest
 from django.core.cache import cache
 
+from accounts.apikeycache import api_key_cache_key
 from accounts.services import account_password_changed, api_key_revoke
+from tests.accounts.helpers import account_deactivated_by_staff
 from tests.api.conftest import key_client
 
 pytestmark = pytest.mark.django_db
@@ -29,23 +31,14 @@ def test_a_stored_key_stops_when_staff_deactivate_the_account(
     admin_client, customer, customer_key, api
 ):
     assert api.get(URL).status_code == 200
-    form = admin_client.get(f"/admin/accounts/user/{customer.pk}/change/").context["adminform"]
-    data = {
-        name: value
-        for name, value in form.form.initial.items()
-        if value is not None and not isinstance(value, list)
-    }
-    data.update({"email": customer.email, "is_active": "", "date_joined_0": "2025-01-01"})
-    data.update({"date_joined_1": "10:00:00", "language": customer.language})
-    response = admin_client.post(f"/admin/accounts/user/{customer.pk}/change/", data)
-    assert response.status_code == 302, response.context["adminform"].form.errors
+    account_deactivated_by_staff(admin_client, customer)
     assert api.get(URL).status_code == 401
 
 
 def test_the_stored_key_holds_no_password_hash_and_no_key(customer, customer_key, api):
     api_key, raw_key = customer_key
     api.get(URL)
-    stored = repr(cache.get(f"api-key:{api_key.key_hash}"))
+    stored = repr(cache.get(api_key_cache_key(api_key.key_hash)))
     assert customer.password not in stored
     assert raw_key not in stored
 

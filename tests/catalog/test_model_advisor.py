@@ -10,7 +10,7 @@ from catalog.advisor import usable_gb
 from catalog.llm_models import MODELS
 from catalog.memory import Job, JobKind, Precision, memory_estimate
 from catalog.model_advisor import advise
-from catalog.selectors import catalog_gpus
+from catalog.selectors import gpu_offers
 
 pytestmark = pytest.mark.django_db
 
@@ -150,7 +150,7 @@ def test_bad_answers_show_the_error_next_to_the_field(client, seeded_catalog, an
 def test_the_shared_rule_answers_alike_for_the_same_memory(seeded_catalog):
     # The estimate per card goes through the measured-peak advisor's own rule.
     job = Job(model=MODELS["llama-2-13b"], kind=JobKind.INFERENCE, precision=Precision.BF16)
-    advice = advise(job=job, offers=list(catalog_gpus()))
+    advice = advise(job=job, offers=gpu_offers())
     estimate = memory_estimate(job)
     assert advice.plan.per_gpu_gb == pytest.approx(estimate.total_gb)
     assert advice.plan.gpu.slug == "rtx-a6000"

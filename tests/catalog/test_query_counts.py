@@ -6,7 +6,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from catalog.models import AdviceSection, Alternative, GpuModel
-from catalog.pagecache import VERSION_KEY, forget_served_pages
+from catalog.pagecache import forget_served_pages
 from tests.factories import GpuModelFactory, OrderFactory
 
 pytestmark = pytest.mark.django_db
@@ -67,12 +67,3 @@ def test_pages_run_the_same_number_of_queries_with_7_and_50_gpus(
 def test_pages_stay_under_their_query_ceiling(client, seeded_catalog, url, ceiling):
     client.get(url)
     assert _count_queries(client, url) <= ceiling
-
-
-def test_pages_stored_by_the_previous_release_are_not_read(client, gpu):
-    """Its pages were (version, body, content type) under catalog:body:<name>:<language>."""
-    version = cache.get_or_set(VERSION_KEY, "v1", None)
-    cache.set("catalog:body:home:fr", (version, b"old", "text/html"), 30)
-    forget_served_pages()
-    response = client.get("/fr/")
-    assert response.status_code == 200 and response.content != b"old"

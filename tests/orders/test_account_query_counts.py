@@ -20,8 +20,8 @@ from tests.payments.helpers import order_with_invoice
 pytestmark = pytest.mark.django_db
 
 # Ceilings: the session with its account and whether it has a second factor (one query,
-# accounts.sessions), the version of what the page shows (orders.versions), then what the page
-# itself reads when it is rendered afresh.
+# accounts.sessions), how long the page holds by the clock (orders.versions.order_lifetime),
+# then what the page itself reads when it is rendered afresh.
 CEILINGS = {
     # The page: its payment (with the currencies a feed prices now, and the latest "I've paid"
     # the page answers), refund, invoice, journal and SSH-key sections each read their rows once.
@@ -33,8 +33,9 @@ CEILINGS = {
     "order list": 4,
     "API keys page": 3,
 }
-# Served again while nothing changed: the session with its account, and the version.
-STORED = {"order page": 2, "status poll": 2, "payment poll": 2, "order list": 2}
+# Served again while nothing changed: the session with its account (the versions of what the
+# page shows come from Redis with the page, rental.responsecache).
+STORED = {"order page": 1, "status poll": 1, "payment poll": 1, "order list": 1}
 
 
 def _pages(order) -> dict[str, str]:

@@ -1,5 +1,5 @@
 """Answers served from the cache (rental.responsecache, orders.versions): never to another
-account, never stale once something they show changed, never with another browser's CSRF
+account, never stale once a service changed what they show, never with another browser's CSRF
 token."""
 
 import threading
@@ -8,7 +8,6 @@ from datetime import timedelta
 import pytest
 from django.core.cache import cache
 from django.db import connection
-from django.db.models import F
 from django.middleware.csrf import CSRF_TOKEN_LENGTH, _unmask_cipher_token
 from django.test import Client
 from django.utils import timezone
@@ -17,13 +16,19 @@ from accounts.services import api_key_create, api_key_revoke
 from billing.services import invoice_issue
 from orders.extensions import extension_create
 from orders.models import OrderEvent, OrderStatus
-from orders.versions import order_version
+from orders.transitions import order_event_record
+from orders.versions import order_lifetime
 from payments.models import ScanCursor, Transfer
-from rental.responsecache import CSRF_PLACEHOLDER
+from payments.watcher.scanner import confirming_orders_changed
+from payments.watcher.settlement import transfer_orphan
+from rental.responsecache import CSRF_PLACEHOLDER, LIFETIME
 from tests.api.conftest import key_client
 from tests.cache import cache_empty, cache_unreachable
 from tests.factories import OrderFactory, accepted_terms
-from tests.payments.helpers import order_with_invoice, transfer_recorded
+from tests.payments.helpers import (
+    order_with_invoice,
+    transfer_observed_and_settled,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -66,7 +71,7 @@ def test_a_new_event_shows_at_the_next_status_poll(customer, usdc):
     client = _signed_in(customer)
     url = f"/en/account/orders/{order.number}/status/"
     assert "stored-answer-check" not in client.get(url).content.decode()
-    OrderEvent.objects.create(
+    order_event_record(
         order=order,
         kind=OrderEvent.Kind.NOTE,
         actor=OrderEvent.Actor.SYSTEM,
@@ -83,15 +88,16 @@ def test_a_transfer_and_each_new_block_show_at_the_next_payment_poll(customer, u
     api_url = f"/api/v1/orders/{invoice.order.number}/"
     assert "Transfers seen" not in client.get(url).content.decode()
     assert api.get(api_url).json()["payment"]["transfers"] == []
-    transfer = transfer_recorded(invoice)
     ScanCursor.objects.filter(chain=usdc.chain).update(head_block=1)
+    transfer_observed_and_settled(invoice, int(invoice.amount_due))
     assert "1 of" in client.get(url).content.decode()
     assert api.get(api_url).json()["payment"]["transfers"][0]["confirmations"] == 1
-    # Only the chain moved: the confirmations count from its head.
+    # Only the chain moved, as a scan moves it: the confirmations count from its head.
     ScanCursor.objects.filter(chain=usdc.chain).update(head_block=2)
+    confirming_orders_changed(chain=usdc.chain)
     assert "2 of" in client.get(url).content.decode()
     assert api.get(api_url).json()["payment"]["transfers"][0]["confirmations"] == 2
-    Transfer.objects.filter(pk=transfer.pk).update(status=Transfer.Status.ORPHANED)
+    transfer_orphan(transfer=Transfer.objects.get(invoice=invoice))
     assert "reorganisation" in client.get(url).content.decode()
 
 
@@ -127,20 +133,19 @@ def test_the_version_is_read_again_on_a_new_database_connection(customer, usdc):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_threads_read_versions_at_once_each_on_its_own_connection(customer, usdc):
+def test_threads_read_lifetimes_at_once_each_on_its_own_connection(customer, usdc):
     """gunicorn's threaded workers: each thread's connection prepares its own statement."""
     order = order_with_invoice(usdc, user=customer).order
     start = threading.Barrier(4)
-    digests: list[str | BaseException] = []
+    lifetimes: list[int | BaseException] = []
 
     def read():
         try:
             start.wait()
             for _ in range(5):
-                version = order_version(user=customer, number=order.number)
-                digests.append(version.digest)
+                lifetimes.append(order_lifetime(user_id=customer.pk, number=order.number))
         except BaseException as error:
-            digests.append(error)
+            lifetimes.append(error)
         finally:
             connection.close()
 
@@ -149,7 +154,8 @@ def test_threads_read_versions_at_once_each_on_its_own_connection(customer, usdc
         thread.start()
     for thread in threads:
         thread.join()
-    assert len(digests) == 20 and len(set(digests)) == 1, digests
+    assert len(lifetimes) == 20 and all(isinstance(seconds, int) for seconds in lifetimes)
+    assert 0 < min(lifetimes) <= LIFETIME, lifetimes
 
 
 def test_with_the_cache_unreachable_pages_are_rendered_and_keys_revoked(settings, customer, usdc):
@@ -197,44 +203,22 @@ def test_a_new_extension_and_an_invoice_show_at_the_next_load_of_a_stored_page(c
     assert 'data-testid="billing-section"' in page and document.number in page
 
 
-def _payment_rows(invoice) -> dict[str, object]:
-    asset = invoice.asset
-    return {
-        "invoice": invoice,
-        "rate": invoice.rate,
-        "asset": asset,
-        "chain": asset.chain,
-        "cursor": ScanCursor.objects.get(chain=asset.chain),
-    }
-
-
-@pytest.mark.parametrize("row", ["invoice", "rate", "asset", "chain", "cursor"])
-def test_any_write_to_a_row_the_payment_part_reads_changes_the_version(customer, usdc, row):
-    """Even a second write in the same transaction (each test runs in one): a row's version
-    is where it lies, not only which transaction wrote it."""
+def test_while_nothing_changes_a_stored_page_is_served_with_its_session_read_alone(
+    customer, usdc, django_assert_num_queries
+):
     invoice = order_with_invoice(usdc, user=customer)
-
-    def version() -> str:
-        found = order_version(user=customer, number=invoice.order.number)
-        assert found is not None
-        return found.digest
-
-    target = _payment_rows(invoice)[row]
-    model = type(target)
-    seen = {version()}
-    for _write in range(2):
-        model.objects.filter(pk=target.pk).update(id=F("id"))  # the same values
-        seen.add(version())
-    assert len(seen) == 3
+    client = _signed_in(customer)
+    for url in [*_urls(invoice.order), "/en/account/orders/"]:
+        assert client.get(url).status_code == 200  # stored
+        with django_assert_num_queries(1):  # the session with its account
+            assert client.get(url).status_code == 200
 
 
-def test_the_version_stays_the_same_while_nothing_is_written(customer, usdc):
+def test_a_page_is_stored_no_longer_than_its_payment_window_stays_open(customer, usdc):
     invoice = order_with_invoice(usdc, user=customer)
-    transfer_recorded(invoice, amount=1)
-    number = invoice.order.number
-    assert order_version(user=customer, number=number) == order_version(
-        user=customer, number=number
-    )
+    order = invoice.order
+    seconds = order_lifetime(user_id=customer.pk, number=order.number)
+    assert seconds <= (order.payment_deadline - timezone.now()).total_seconds()
 
 
 def test_a_stored_answer_s_token_is_the_browser_s_secret_masked_afresh(customer, usdc):
@@ -252,3 +236,18 @@ def test_a_stored_answer_s_token_is_the_browser_s_secret_masked_afresh(customer,
         assert len(token) == CSRF_TOKEN_LENGTH and _unmask_cipher_token(token) == secret
         tokens.add(token)
     assert len(tokens) == 3
+
+
+def test_a_new_block_leaves_the_pages_of_orders_with_nothing_confirming_stored(
+    customer, usdc, django_assert_num_queries
+):
+    """Only a transfer still confirming counts from the chain's head: other orders' pages stay
+    stored across blocks."""
+    invoice = order_with_invoice(usdc, user=customer)
+    client = _signed_in(customer)
+    url = f"/en/account/orders/{invoice.order.number}/payment/status/"
+    assert client.get(url).status_code == 200  # stored
+    ScanCursor.objects.filter(chain=usdc.chain).update(head_block=5)
+    confirming_orders_changed(chain=usdc.chain)  # as every scan ends
+    with django_assert_num_queries(1):  # the session with its account: served as stored
+        assert client.get(url).status_code == 200

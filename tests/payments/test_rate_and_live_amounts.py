@@ -17,7 +17,12 @@ from django.utils.timezone import localtime
 from payments.models import Invoice
 from payments.selectors import in_asset_units
 from payments.services import invoice_issue, invoice_mark_paid
-from tests.payments.helpers import order_with_invoice, rate_fresh, transfer_recorded
+from tests.payments.helpers import (
+    order_with_invoice,
+    rate_fresh,
+    transfer_observed_and_settled,
+    transfer_recorded,
+)
 
 pytestmark = [pytest.mark.chain, pytest.mark.django_db]
 
@@ -90,8 +95,7 @@ def test_the_poll_brings_the_instructions_only_when_what_is_left_changed(devnet,
     unchanged = client.get(poll_url, {"shown": shown}).content.decode()
     assert 'id="payment-instructions"' not in unchanged
 
-    transfer_recorded(invoice, amount=int(invoice.amount_due) // 4)
-    Invoice.objects.filter(pk=invoice.pk).update(amount_pending=int(invoice.amount_due) // 4)
+    transfer_observed_and_settled(invoice, int(invoice.amount_due) // 4)  # as the watcher does
     changed = client.get(poll_url, {"shown": shown}).content.decode()
     assert 'id="payment-instructions"' in changed and 'data-hx-swap-oob="true"' in changed
     left = Invoice.objects.get(pk=invoice.pk).amount_left

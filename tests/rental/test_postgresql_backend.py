@@ -126,20 +126,6 @@ def test_an_open_transaction_is_asked_as_django_asks_it(kept_connection):
     kept_connection.set_autocommit(True)
 
 
-def test_a_pending_notification_is_asked_and_kept(kept_connection):
-    raw = kept_connection.connection
-    with kept_connection.cursor() as cursor:
-        cursor.execute("LISTEN health_check_channel")
-    other = _observer()
-    with other.cursor() as cursor:
-        cursor.execute("NOTIFY health_check_channel, 'hello'")
-    other.close()
-    time.sleep(0.2)
-    assert kept_connection.is_usable()
-    raw.poll()
-    assert [notice.payload for notice in raw.notifies] == ["hello"]
-
-
 class ForgetfulProxy:
     """TCP between the client and PostgreSQL that forgets its connection, as a rebooted
     database host, a failed-over address or a load balancer past its idle timeout does:

@@ -53,12 +53,13 @@ class Command(BaseCommand):
             # Anvil was restarted: the old blocks are gone, watch from the new head.
             cursor.delete()
             self.stdout.write("The devnet was restarted: watching from its current head.")
-        feeds = {
+        deployed = {
             feed.pair: feed.address
             for feed in PriceFeed.objects.filter(chain__chain_id=DEVNET_CHAIN_ID)
             if w3.eth.get_code(Web3.to_checksum_address(feed.address))
         }
-        if set(feeds) != set(DEVNET_FEEDS):
+        feeds: dict[str, str] | None = deployed
+        if set(deployed) != set(DEVNET_FEEDS):
             feeds = None
             self.stdout.write("Deploying the mock price feeds (Chainlink's MockV3Aggregator)")
         chain = devnet_register(
