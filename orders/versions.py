@@ -16,6 +16,7 @@ import functools
 import hashlib
 from collections.abc import Callable, Collection
 
+from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Model, Q
 from django.utils import timezone
@@ -23,7 +24,7 @@ from django.utils import timezone
 from accounts.versions import account_version
 from catalog.pagecache import STORE
 from orders.hooks import VersionParts, order_version_parts
-from orders.models import Order
+from orders.models import Order, OrderEvent, OrderStatus
 from rental.responsecache import LIFETIME, versions_bump
 
 
@@ -72,22 +73,28 @@ def order_changed(*, order_id: int) -> None:
 NEXT_MINUTE_SQL = "date_trunc('minute', now()) + interval '1 minute'"
 
 
-def _order_deadlines() -> VersionParts:
+def _order_deadlines(late_minutes: int) -> VersionParts:
+    waiting = f"o.status IN ('{OrderStatus.PAID}', '{OrderStatus.PROVISIONING}')"
+    late = f"max(e.created_at) + interval '{int(late_minutes)} minutes'"
     return VersionParts(
         deadlines=[
             "CASE WHEN o.payment_deadline > now() THEN o.payment_deadline END",
             # "Time left: 3 days, 4 hours" changes by the minute.
             NEXT_MINUTE_SQL.join(["CASE WHEN o.ends_at IS NOT NULL THEN ", " END"]),
+            # Access not there ACCESS_LATE_MINUTES after payment: the page says staff know.
+            f"CASE WHEN {waiting} AND o.access_host = '' THEN (SELECT {late} "
+            f"FROM {table(OrderEvent)} e WHERE e.order_id = o.id "
+            f"AND e.new_status = '{OrderStatus.PAID}' HAVING {late} > now()) END",
         ]
     )
 
 
 @functools.cache
-def _deadline_sql_of(registered: tuple[Callable[[], VersionParts], ...]) -> str:
+def _deadline_sql_of(registered: tuple[Callable[[], VersionParts], ...], late_minutes: int) -> str:
     """Written once per process for the parts the apps registered."""
     deadlines = [
         part
-        for parts in (_order_deadlines(), *(p() for p in registered))
+        for parts in (_order_deadlines(late_minutes), *(p() for p in registered))
         for part in parts.deadlines
     ]
     return (
@@ -125,7 +132,10 @@ def order_lifetime(*, user_id: int, number: str) -> int:
     order that is not the account's: its 404 is not stored anyway)."""
     if connection.vendor != "postgresql":
         return 0  # the SQL is PostgreSQL's: other databases (`make run`) render every time
-    row = _prepared_fetchone(_deadline_sql_of(order_version_parts()), [user_id, number.upper()])
+    row = _prepared_fetchone(
+        _deadline_sql_of(order_version_parts(), settings.ACCESS_LATE_MINUTES),
+        [user_id, number.upper()],
+    )
     if row is None or row[0] is None:
         return LIFETIME
     return int((row[0] - timezone.now()).total_seconds())

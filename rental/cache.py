@@ -36,16 +36,36 @@ class _Unreachable:
         self.until = time.monotonic() + UNREACHABLE_FOR
 
 
-class _GuardedRedis(redis.Redis):
+class _Guarded:
+    """Fails at once while the Redis is taken for unreachable; a timeout makes it so."""
+
     unreachable: _Unreachable
 
-    def execute_command(self, *args, **options):
+    def _guarded(self, call, *args, **options):
         self.unreachable.check()
         try:
-            return super().execute_command(*args, **options)
+            return call(*args, **options)
         except redis.TimeoutError:
             self.unreachable.seen()
             raise
+
+
+class _GuardedPipeline(_Guarded, redis.client.Pipeline):
+    # set_many and delete_many send their commands as one pipeline.
+    def execute(self, raise_on_error: bool = True):
+        return self._guarded(super().execute, raise_on_error)
+
+
+class _GuardedRedis(_Guarded, redis.Redis):
+    def execute_command(self, *args, **options):
+        return self._guarded(super().execute_command, *args, **options)
+
+    def pipeline(self, transaction=True, shard_hint=None):
+        pipe = _GuardedPipeline(
+            self.connection_pool, self.response_callbacks, transaction, shard_hint
+        )
+        pipe.unreachable = self.unreachable
+        return pipe
 
 
 class _SharedClients(RedisCacheClient):

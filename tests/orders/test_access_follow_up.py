@@ -10,6 +10,8 @@ from hosts.models import Host
 from orders.models import Order, OrderEvent, OrderStatus
 from orders.queue import order_queue_cases
 from orders.selectors import order_live_marker
+from orders.transitions import order_transition
+from orders.versions import order_changed, order_lifetime
 from tests.factories import OrderFactory
 
 pytestmark = pytest.mark.django_db
@@ -40,10 +42,13 @@ def test_the_page_gives_the_usual_delay_then_says_the_team_knows_and_staff_see_i
     url = f"/fr/account/orders/{provisioning_order.number}/"
     assert "En général moins d\u2019une minute." in client.get(url).content.decode()
     assert _late(timezone.now()) == set()
+    # The page is stored no longer than until access would be late.
+    assert 0 < order_lifetime(user_id=customer.pk, number=provisioning_order.number) <= 5 * 60
 
     OrderEvent.objects.filter(order=provisioning_order).update(
         created_at=timezone.now() - timedelta(minutes=6)
     )
+    order_changed(order_id=provisioning_order.pk)  # the clock moved by hand, not by a service
     page = client.get(url).content.decode()
     assert "prend plus de temps que d\u2019habitude" in page
     assert _late(timezone.now()) == {provisioning_order.number}
@@ -61,12 +66,11 @@ def test_the_status_poll_brings_the_other_parts_only_after_an_event(
     quiet = client.get(f"{status}?seen={shown}").content.decode()
     assert 'id="order-live"' not in quiet and 'id="order-aside"' not in quiet
 
-    Order.objects.filter(pk=provisioning_order.pk).update(status=S.ACTIVE, access_host="h")
-    OrderEvent.objects.create(
+    order_transition(
         order=provisioning_order,
-        old_status=S.PROVISIONING,
-        new_status=S.ACTIVE,
+        to=S.ACTIVE,
         actor=OrderEvent.Actor.SYSTEM,
+        fields={"access_host": "h"},
     )
     moved = client.get(f"{status}?seen={shown}").content.decode()
     assert 'id="order-live" data-hx-swap-oob="true"' in moved
