@@ -103,3 +103,48 @@ def test_money_sent_to_a_replaced_invoices_address_is_flagged_and_owed_back_in_f
     assert replaced.status == Invoice.Status.CLOSED and replaced.review
     assert order.status == S.AWAITING_PAYMENT
     assert Refund.objects.get(invoice=replaced).amount == 7_000_000
+
+
+def test_a_refund_staff_opened_keeps_a_late_paid_order_from_being_revived(devnet, staff):
+    # Review: a pinned refund cannot follow the money any more, so an order revived under it
+    # would be paid (and invoiced) while staff send all its money back.
+    gpu = GpuModelFactory(units_total=8)
+    pytorch = EnvironmentFactory()
+    alice, bob = UserFactory(), UserFactory()
+    first = order_create(
+        terms=accepted_terms(), user=alice, gpu=gpu, environment=pytorch, quantity=8, term_days=7
+    )
+    invoice = invoice_issue(order=first, asset=devnet.usdc)
+    devnet.scan()
+    deadline = devnet.block_time()
+    deadline_at(invoice, deadline)
+    devnet.mine_later(int(MARGIN.total_seconds()) + 2)
+    devnet.scan()
+    assert orders_expire(now=deadline + 2 * MARGIN) == 1
+    second = order_create(
+        terms=accepted_terms(), user=bob, gpu=gpu, environment=pytorch, quantity=8, term_days=7
+    )
+    devnet.pay_token(invoice.deposit_address, int(invoice.amount_due))
+    devnet.mine(3)
+    devnet.scan()
+    invoice, first = reload(invoice)
+    assert first.status == S.EXPIRED and invoice.review
+    # Given staff opened the full refund to pay it (pinned), and B's hold lapsed...
+    refund_address_set(order=first, address=CUSTOMER_WALLET, user=alice, actor="customer")
+    refund = refund_open(refund=Refund.objects.get(invoice=invoice))
+    assert refund.pinned_at is not None and refund.amount == invoice.amount_due
+    order_cancel(order=second, actor="customer", actor_user=bob)
+
+    # When A sends 1 base unit to the old address before staff paste the refund's hash...
+    devnet.pay_token(invoice.deposit_address, 1)
+    devnet.mine(3)
+    devnet.scan()
+
+    # Then the order stays expired without the slots: its money is on its way back.
+    invoice, first = reload(invoice)
+    assert first.status == S.EXPIRED
+    assert not first.slot_holds.filter(released_at__isnull=True).exists()
+    assert not BillingDocument.objects.filter(order=first, kind=DocumentKind.INVOICE).exists()
+    staff_paid = refund_paid_by_store(devnet, Refund.objects.get(pk=refund.pk), staff)
+    assert staff_paid.status == RefundStatus.CONFIRMED
+    assert reload(invoice)[1].status == S.EXPIRED
