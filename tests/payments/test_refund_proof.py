@@ -138,3 +138,19 @@ def test_a_store_transfer_mined_before_staff_refunded_the_order_never_proves_it(
         assert staff_pastes(client, refund, earlier).status_code == 302
     refund_verify(refund_id=refund.pk)
     assert (reload(refund).status, reload(refund).rejection) == ("rejected", "too_early")
+
+
+def test_staff_pages_name_the_address_to_pay_only_once_it_is_pinned(to_send, staff, client):
+    # Review: an address shown before staff open the refund may change before they pay it.
+    client.force_login(staff)
+    listing = client.get("/admin/payments/refund/").content.decode()
+    order_page = client.get(f"/admin/orders/order/{to_send.order_id}/change/").content.decode()
+    for page in (listing, order_page):
+        assert "à rembourser : 12,50 USDC" in page
+        assert CUSTOMER_WALLET not in page and CUSTOMER_WALLET.lower() not in page
+
+    client.post(
+        "/admin/payments/refund/",
+        {"action": "record_transaction", "_selected_action": [to_send.pk]},
+    )
+    assert CUSTOMER_WALLET in client.get("/admin/payments/refund/").content.decode()
