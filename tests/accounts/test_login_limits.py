@@ -128,3 +128,14 @@ def test_guesses_on_one_account_spread_over_many_addresses_meet_an_account_ceili
         get_adapter().set_password(customer, "a new long password 42")
     welcomed = _guess(client, customer.email, "203.0.113.99", "a new long password 42")
     assert welcomed.status_code == 302
+
+
+def test_the_account_ceiling_counts_every_spelling_of_the_address(client, customer, password):
+    # Review: case and surrounding spaces name the same account, so they share one ceiling.
+    ceiling = django_settings.ACCOUNT_LOGIN_CEILING["limit"]
+    spellings = [customer.email.upper(), f"  {customer.email} ", customer.email.title()]
+    for n in range(ceiling):
+        _guess(client, spellings[n % len(spellings)], f"198.51.100.{n // 5 + 1}")
+    refused = _guess(client, customer.email, "203.0.113.99", password)
+    assert refused_for_too_many_failures(refused)
+    assert "_auth_user_id" not in client.session
