@@ -12,6 +12,7 @@ from django.contrib.sites.shortcuts import get_current_site
 from django.utils.translation import ngettext
 
 from accounts.login_limits import (
+    known_device_remember,
     login_ceiling_lift,
     login_ceiling_reached,
     login_failure_count,
@@ -68,7 +69,7 @@ class AccountAdapter(DefaultAccountAdapter):
 
     def pre_authenticate(self, request, **credentials) -> None:
         email = credentials.get("email") or credentials.get("username") or ""
-        if email and login_ceiling_reached(email=email):
+        if email and login_ceiling_reached(request=request, email=email):
             minutes = settings.ACCOUNT_LOGIN_CEILING["period"] // 60
             message = ngettext(
                 "Too many failed login attempts on this account. Try again in %(minutes)d "
@@ -97,6 +98,11 @@ class AccountAdapter(DefaultAccountAdapter):
         email = credentials.get("email") or credentials.get("username") or ""
         if email:
             login_failure_count(email=email)
+
+    def post_login(self, request, user, **kwargs):
+        response = super().post_login(request, user, **kwargs)
+        known_device_remember(response=response, user=user)
+        return response
 
     def set_password(self, user, password: str) -> None:
         # allauth's one path for a password reset and a password change.

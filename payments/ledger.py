@@ -28,13 +28,16 @@ class Ledger:
     received: Decimal  # confirmed transfers credited to the invoice
     pending: Decimal  # credited transfers not confirmed yet
     stray: Decimal  # confirmed, in its asset, crediting nothing (closed invoice, after the watch)
+    refund_pinned: Decimal  # refunds staff opened to pay, no proof yet: may be on their way
     refund_sent: Decimal  # refunds sent, their transaction being checked
     refund_confirmed: Decimal  # refunds proven on chain
     last_block: int | None  # of the latest transfer still on the chain: owed since then
 
     @property
     def refunded(self) -> Decimal:
-        return self.refund_sent + self.refund_confirmed
+        # A pinned refund no longer follows the money and staff may have paid it already: it
+        # counts as gone, or a late transfer would revive the order under it.
+        return self.refund_pinned + self.refund_sent + self.refund_confirmed
 
     @property
     def held(self) -> Decimal:
@@ -75,6 +78,10 @@ def invoice_ledger(*, invoice: Invoice) -> Ledger:
         ),
     )
     refunds = Refund.objects.filter(invoice=invoice).aggregate(
+        pinned=_sum(
+            "amount",
+            Q(pinned_at__isnull=False) & ~Q(status__in=[RefundStatus.SENT, RefundStatus.CONFIRMED]),
+        ),
         sent=_sum("amount", Q(status=RefundStatus.SENT)),
         confirmed=_sum("amount", Q(status=RefundStatus.CONFIRMED)),
     )
@@ -82,6 +89,7 @@ def invoice_ledger(*, invoice: Invoice) -> Ledger:
         received=transfers["received"],
         pending=transfers["pending"],
         stray=transfers["stray"],
+        refund_pinned=refunds["pinned"],
         refund_sent=refunds["sent"],
         refund_confirmed=refunds["confirmed"],
         last_block=transfers["last_block"],

@@ -78,6 +78,16 @@ def refund_to_send(refund: Refund) -> str:
     }
     if not refund.address:
         return gettext("to refund: %(amount)s %(symbol)s on %(network)s (no address yet)") % facts
+    if refund_address_changeable(refund):
+        # The customer may still change it: staff are shown the address to pay only once they
+        # open the refund, which pins it (payments.refunds.services.refund_open).
+        return (
+            gettext(
+                "to refund: %(amount)s %(symbol)s on %(network)s (address given: open the "
+                "refund to see it pinned before paying)"
+            )
+            % facts
+        )
     return gettext("to refund: %(amount)s %(symbol)s to %(address)s on %(network)s") % {
         **facts,
         "address": refund_address_display(refund),

@@ -19,7 +19,7 @@ from orders.transitions import order_event_record
 from orders.versions import order_changed
 from payments.ledger import GOT_NOTHING, Ledger, invoice_ledger
 from payments.locks import order_and_invoices_locked
-from payments.models import Invoice
+from payments.models import Invoice, ScanCursor
 from payments.refunds.models import REJECTIONS, Refund, RefundStatus
 from payments.refunds.selectors import refund_address_changeable, refund_facts
 from payments.services import PaymentError, tx_hash_clean
@@ -34,6 +34,20 @@ UNSENT = (RefundStatus.OWED, RefundStatus.ADDRESS_GIVEN)
 
 def _event(*, refund: Refund, order: Order, kind: str, actor: str, **fields) -> None:
     order_event_record(order=order, kind=kind, actor=actor, data=refund_facts(refund), **fields)
+
+
+def _owed_since(*, invoice: Invoice, ledger: Ledger) -> int | None:
+    """The block a refund owed now is owed since: the latest the watcher has seen of the chain
+    (any transfer at or below it was mined before), else the invoice's latest transfer. Not the
+    payment's block: a staff refund, or more money owed, comes long after it, and a store
+    transfer to that address in between (another matter) must prove nothing."""
+    head = (
+        ScanCursor.objects.filter(chain_id=invoice.asset.chain_id)
+        .values_list("head_block", flat=True)
+        .first()
+    )
+    known = [block for block in (head, ledger.last_block) if block is not None]
+    return max(known) if known else None
 
 
 def refunds_owed_sync(
@@ -61,13 +75,17 @@ def refunds_owed_sync(
                 chain_id=invoice.asset.chain_id,
                 asset_id=invoice.asset_id,
                 amount=owed,
-                owed_block=ledger.last_block,
+                owed_block=_owed_since(invoice=invoice, ledger=ledger),
             )
             _event(refund=refund, order=order, kind=Kind.REFUND_OWED, actor=Actor.SYSTEM)
         elif current is not None and refund_address_changeable(current) and current.amount != owed:
             # Not opened by staff yet: it follows the money (a further overpayment, a
             # reorganisation). Once pinned, what came since is owed in a refund of its own.
-            Refund.objects.filter(pk=current.pk).update(amount=owed)
+            # More owed: owed since now, as a new refund would be.
+            since = {"owed_block": _owed_since(invoice=invoice, ledger=ledger)}
+            Refund.objects.filter(pk=current.pk).update(
+                amount=owed, **(since if owed > current.amount else {})
+            )
             order_changed(order_id=order.pk)
 
 

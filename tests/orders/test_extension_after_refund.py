@@ -60,3 +60,20 @@ def test_money_an_extension_received_after_its_rental_ended_is_owed_once_it_expi
     Order.objects.filter(pk=extension.pk).update(status=S.EXPIRED)
     invoice_settle(invoice_id=invoice.pk)
     assert Refund.objects.get(invoice=invoice).amount == invoice.amount_due
+
+
+def test_an_extension_confirming_when_its_rental_is_refunded_owes_its_money_back(
+    devnet, customer, gpu, staff, worker_runs
+):
+    # Review: money seen (not final) when staff refund the rental: not cancellable, so the
+    # settlement must find the rental gone and owe it all back once it confirms.
+    rental, invoice = _paid_rental_with_pending_extension(customer, gpu, devnet)
+    transfer_observed_and_settled(invoice, int(invoice.amount_due))
+    assert reload(invoice)[1].status == S.CONFIRMING
+    with worker_runs():
+        assert order_refund(order=rental, actor_user=staff, reason="GPU failure")
+    invoice.transfers.update(status=Transfer.Status.CONFIRMED)
+    invoice_settle(invoice_id=invoice.pk)
+    invoice, extension = reload(invoice)
+    assert extension.status != S.PAID and invoice.review
+    assert Refund.objects.get(invoice=invoice).amount == invoice.amount_due

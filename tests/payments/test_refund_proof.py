@@ -8,6 +8,8 @@ import pytest
 from django.utils.translation import gettext, override
 
 from accounts.services import api_key_create
+from orders.models import Order, OrderStatus
+from orders.services import order_refund
 from payments.devnet import token_transfer
 from payments.refunds.models import Refund, RefundStatus
 from payments.refunds.services import refund_address_set
@@ -111,3 +113,44 @@ def test_the_address_staff_were_shown_cannot_change_under_them(
         )
     assert html.escape(reason) in refused.content.decode()
     assert reload(to_send).status == RefundStatus.ADDRESS_GIVEN
+
+
+def test_a_store_transfer_mined_before_staff_refunded_the_order_never_proves_it(
+    devnet, customer, staff, client, worker_runs
+):
+    # Review: the refund of a paid order is owed when staff refund it, not when it was paid.
+    invoice = order_with_invoice(devnet.usdc, user=customer)
+    devnet.pay_token(invoice.deposit_address, int(invoice.amount_due))
+    devnet.mine(3)
+    devnet.scan()
+    order = Order.objects.get(pk=invoice.order_id)
+    assert order.status == OrderStatus.PAID
+    # The store pays this address for another matter, after the payment; scanned since.
+    earlier = devnet.pay_token(CUSTOMER_WALLET, int(invoice.amount_due))
+    devnet.mine(3)
+    devnet.scan()
+    with worker_runs():
+        assert order_refund(order=order, actor_user=staff, reason="GPU failure")
+    refund = Refund.objects.get(invoice=invoice)
+    refund_address_set(order=order, address=CUSTOMER_WALLET, user=customer, actor="customer")
+    client.force_login(staff)
+    with worker_runs():
+        assert staff_pastes(client, refund, earlier).status_code == 302
+    refund_verify(refund_id=refund.pk)
+    assert (reload(refund).status, reload(refund).rejection) == ("rejected", "too_early")
+
+
+def test_staff_pages_name_the_address_to_pay_only_once_it_is_pinned(to_send, staff, client):
+    # Review: an address shown before staff open the refund may change before they pay it.
+    client.force_login(staff)
+    listing = client.get("/admin/payments/refund/").content.decode()
+    order_page = client.get(f"/admin/orders/order/{to_send.order_id}/change/").content.decode()
+    for page in (listing, order_page):
+        assert "à rembourser : 12,50 USDC" in page
+        assert CUSTOMER_WALLET not in page and CUSTOMER_WALLET.lower() not in page
+
+    client.post(
+        "/admin/payments/refund/",
+        {"action": "record_transaction", "_selected_action": [to_send.pk]},
+    )
+    assert CUSTOMER_WALLET in client.get("/admin/payments/refund/").content.decode()

@@ -83,7 +83,13 @@ def test_an_overpayment_is_refunded_end_to_end_and_the_customer_is_told_once(
     assert answer.json()["refund"]["address"] == CUSTOMER_WALLET
     client.force_login(staff)
     listing = client.get("/admin/payments/refund/").content.decode()
-    assert f"à rembourser : 12,50 USDC vers {CUSTOMER_WALLET} sur {devnet.chain.name}" in listing
+    assert f"à rembourser : 12,50 USDC sur {devnet.chain.name} (adresse donnée" in listing
+    # Opened to be paid, it shows the address, pinned.
+    opened = client.post(
+        "/admin/payments/refund/",
+        {"action": "record_transaction", "_selected_action": [refund.pk]},
+    ).content.decode()
+    assert f"à rembourser : 12,50 USDC vers {CUSTOMER_WALLET} sur {devnet.chain.name}" in opened
 
     # ...and staff pay it from their wallet and paste the hash.
     devnet.mint(EXTRA)
