@@ -35,9 +35,11 @@ def _known_device(*, request: HttpRequest, email: str) -> bool:
         KNOWN_DEVICE,
         default=None,
         salt=_KNOWN_DEVICE_SALT,
-        max_age=KNOWN_DEVICE_AGE.total_seconds(),
+        max_age=KNOWN_DEVICE_AGE,
     )
-    return bool(user_id) and User.objects.filter(pk=user_id, email__iexact=email.strip()).exists()
+    if not user_id:
+        return False
+    return User.objects.filter(pk=user_id, email__iexact=email.strip()).exists()
 
 
 def login_ceiling_reached(*, request: HttpRequest, email: str) -> bool:
