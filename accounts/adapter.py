@@ -2,13 +2,14 @@
 client and per account (accounts.login_limits), and a new password that shuts the old doors."""
 
 from datetime import timedelta
+from urllib.parse import urlsplit
 
 from allauth.account.adapter import DefaultAccountAdapter
 from allauth.core import context as allauth_context
 from allauth.core.internal.ratelimit import get_rates
 from django import forms
 from django.conf import settings
-from django.contrib.sites.shortcuts import get_current_site
+from django.contrib.sites.models import Site
 from django.utils.translation import ngettext
 
 from accounts.login_limits import (
@@ -27,17 +28,20 @@ LOGGED_IN_MESSAGE = "account/messages/logged_in.txt"
 ALLAUTH_MAIL_KEPT = timedelta(minutes=15)
 
 
+def _store() -> Site:
+    """The store as allauth's e-mails name it, from the settings: the sites table's row is
+    Django's example.com again after a `flush`."""
+    return Site(
+        id=settings.SITE_ID, name=settings.STORE_NAME, domain=urlsplit(settings.SITE_URL).netloc
+    )
+
+
 class AccountAdapter(DefaultAccountAdapter):
     def send_mail(self, template_prefix: str, email: str, context: dict) -> None:
         # Rendered now (the request's language, allauth's templates and context), sent after
         # commit by a worker: a mail server outage never fails a sign-up or a reset.
         request = allauth_context.request
-        context = {
-            "request": request,
-            "email": email,
-            "current_site": get_current_site(request),
-            **context,
-        }
+        context = {"request": request, "email": email, **context, "current_site": _store()}
         message = self.render_mail(template_prefix, email, context)
         mail_queue(message=message, keep_for=ALLAUTH_MAIL_KEPT)
 
