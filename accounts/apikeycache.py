@@ -28,7 +28,7 @@ FORGOTTEN = "forgotten"
 M = TypeVar("M", bound=Model)
 _KEY_FIELDS = frozenset(field.attname for field in ApiKey._meta.concrete_fields)
 # Left out, so never loaded: the password hash (read from the database if ever needed).
-_USER_FIELDS = frozenset(
+USER_FIELDS = frozenset(
     field.attname for field in User._meta.concrete_fields if field.name != "password"
 )
 
@@ -39,7 +39,7 @@ def schema_fingerprint(key_fields: frozenset[str], user_fields: frozenset[str]) 
     return hashlib.sha256(names.encode()).hexdigest()[:12]
 
 
-SCHEMA = schema_fingerprint(_KEY_FIELDS, _USER_FIELDS)
+SCHEMA = schema_fingerprint(_KEY_FIELDS, USER_FIELDS)
 
 
 def api_key_cache_key(key_hash: str) -> str:
@@ -47,7 +47,7 @@ def api_key_cache_key(key_hash: str) -> str:
     return f"api-key:{SCHEMA}:{key_hash}"
 
 
-def _instance(model: type[M], fields: frozenset[str], values: dict[str, Any]) -> M:
+def model_instance(model: type[M], fields: frozenset[str], values: dict[str, Any]) -> M:
     """A row's instance, as Model.from_db builds it but without running __init__ over every
     field (as Django unpickles one; neither model has an init signal): only this release's
     fields are taken, and one not stored is deferred, read from the database if asked for."""
@@ -64,8 +64,8 @@ def api_key_from_stored(stored: Any) -> ApiKey | None:
     not a value this code stores)."""
     if not isinstance(stored, dict) or not {"key", "user", "email_verified"} <= stored.keys():
         return None
-    api_key = _instance(ApiKey, _KEY_FIELDS, stored["key"])
-    api_key.user = _instance(User, _USER_FIELDS, stored["user"])
+    api_key = model_instance(ApiKey, _KEY_FIELDS, stored["key"])
+    api_key.user = model_instance(User, USER_FIELDS, stored["user"])
     api_key.user_email_verified = bool(stored["email_verified"])  # type: ignore[attr-defined]
     return api_key
 
@@ -75,7 +75,7 @@ def api_key_remember(*, api_key: ApiKey) -> None:
     unless it was forgotten meanwhile."""
     stored = {
         "key": {name: getattr(api_key, name) for name in _KEY_FIELDS},
-        "user": {name: getattr(api_key.user, name) for name in _USER_FIELDS},
+        "user": {name: getattr(api_key.user, name) for name in USER_FIELDS},
         "email_verified": api_key.user_email_verified,  # type: ignore[attr-defined]
     }
     cache_add(api_key_cache_key(api_key.key_hash), stored, LIFETIME)

@@ -29,6 +29,13 @@ from django.utils import timezone
 
 from accounts.account_rows import account_columns_sql, account_from_row
 from accounts.models import Session, User
+from accounts.sessioncache import (
+    session_cache_key,
+    session_from_stored,
+    session_remember,
+    sessions_forget,
+)
+from rental.cachesafe import cache_get
 
 # Old path -> the backend that replaced it (settings.AUTHENTICATION_BACKENDS).
 BACKENDS_RENAMED = {
@@ -80,12 +87,30 @@ class SessionStore(db.SessionStore):
         return Session
 
     def load(self) -> dict:
+        key = self.session_key
+        found = None if key is None else session_from_stored(cache_get(session_cache_key(key)))
+        if found is not None and found[1] > timezone.now():
+            data, _expire_date, self.account = found
+            return _backend_renamed(self.decode(data))
         row = self._session_row()
         if row is None:
             self._session_key = None
             return {}
         self.account = account_from_row(row[2:])
+        if found is None and key is not None:
+            session_remember(session_key=key, data=row[0], expire_date=row[1], account=self.account)
         return _backend_renamed(self.decode(row[0]))
+
+    def save(self, must_create=False):
+        super().save(must_create)
+        if self.session_key is not None:
+            sessions_forget(session_keys=[self.session_key])
+
+    def delete(self, session_key=None):
+        key = session_key or self.session_key
+        super().delete(session_key)
+        if key is not None:
+            sessions_forget(session_keys=[key])
 
     async def aload(self) -> dict:
         return _backend_renamed(await super().aload())

@@ -62,7 +62,10 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             return None
         if len(parts) != 2:
             raise exceptions.AuthenticationFailed("Use `Authorization: Api-Key <key>`.")
-        write = request.method not in permissions.SAFE_METHODS
+        view = request.parser_context.get("view")
+        write = request.method not in permissions.SAFE_METHODS and not getattr(
+            view, "cached_key_suffices", False
+        )
         api_key, counted = _api_key(raw_key=parts[1], write=write)
         if counted is not None:
             setattr(request, COUNTED_USE, counted)

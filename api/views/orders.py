@@ -140,6 +140,8 @@ class ConfigurationInputSerializer(serializers.Serializer):
 
 
 class QuoteApi(ApiView):
+    cached_key_suffices = True  # a price, computed: nothing is reserved nor written
+
     class OutputSerializer(serializers.Serializer):
         gpu = serializers.CharField(source="gpu.slug")
         environment = serializers.CharField(source="environment.slug")

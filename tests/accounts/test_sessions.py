@@ -13,6 +13,7 @@ from django.apps import apps
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.sessions.backends.db import SessionStore as DjangoSessionStore
 from django.contrib.sessions.models import Session as DjangoSession
+from django.core.cache import cache
 from django.core.management import call_command
 from django.db import connection
 from django.test import RequestFactory
@@ -22,8 +23,10 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from accounts.middleware import AuthenticationMiddleware
 from accounts.models import Session, User
+from accounts.sessioncache import session_cache_key
 from accounts.sessions import SessionStore, account_read_with_session, session_in_use
 from accounts.tasks import sessions_clear_expired_task
+from tests.accounts.helpers import session_mark_lapsed
 from tests.accounts.two_factor import SecondFactorClient, totp_code
 from tests.factories import UserFactory
 
@@ -323,3 +326,53 @@ def test_the_beat_clears_expired_sessions(client, customer, outsider, settings):
     sessions_clear_expired_task()
 
     assert list(Session.objects.values_list("account", flat=True)) == [customer.pk]
+
+
+@pytest.mark.django_db
+def test_a_cached_session_asks_for_the_code_once_an_authenticator_is_confirmed(customer):
+    """The session and its account come from the cache (accounts.sessioncache): an
+    authenticator confirmed by any path (here the ORM, as the admin) is asked for at the very
+    next request."""
+    c = SecondFactorClient()
+    c.force_login(customer, second_factor=False)
+    session_mark_lapsed(c.session.session_key)
+    assert [c.get(ORDERS).status_code for _ in range(2)] == [200, 200]
+    assert session_stored(c.session.session_key)
+    device = TOTPDevice.objects.create(user=customer, name="app", confirmed=False)
+    assert c.get(ORDERS).status_code == 200
+    session_mark_lapsed(c.session.session_key)
+    assert c.get(ORDERS).status_code == 200
+    device.confirmed = True
+    device.save()
+    response = c.get(ORDERS)
+    assert response.status_code == 302 and "/account/security/verify/" in response["Location"]
+
+
+@pytest.mark.django_db
+def test_the_cached_session_holds_no_password_hash(client, customer):
+    client.force_login(customer)
+    session_mark_lapsed(client.session.session_key)
+    client.get(ORDERS)
+    stored = session_stored(client.session.session_key)
+    assert stored["account"]["email"] == customer.email
+    assert customer.password not in repr(stored)
+
+
+def session_stored(session_key: str):
+    return cache.get(session_cache_key(session_key))
+
+
+@pytest.mark.django_db
+def test_a_password_changed_from_a_cached_session_keeps_it_signed_in(client, customer, password):
+    """The account came from the cache, with the hash of its old password: the new one is
+    what the session is signed with afterwards."""
+    client.force_login(customer)
+    session_mark_lapsed(client.session.session_key)
+    client.get(ORDERS)
+    assert session_stored(client.session.session_key)["account"]
+    response = client.post(
+        "/fr/accounts/password/change/",
+        {"oldpassword": password, "password1": NEW_PASSWORD, "password2": NEW_PASSWORD},
+    )
+    assert response.status_code == 302, response.content[:500]
+    assert client.get(ORDERS).status_code == 200

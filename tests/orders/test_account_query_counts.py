@@ -33,9 +33,9 @@ CEILINGS = {
     "order list": 4,
     "API keys page": 3,
 }
-# Served again while nothing changed: the session with its account (the versions of what the
-# page shows come from Redis with the page, rental.responsecache).
-STORED = {"order page": 1, "status poll": 1, "payment poll": 1, "order list": 1}
+# Served again while nothing changed: no query (the session with its account comes from Redis,
+# accounts.sessioncache; the versions of what the page shows with the page, rental.responsecache).
+STORED = {"order page": 0, "status poll": 0, "payment poll": 0, "order list": 0}
 
 
 def _pages(order) -> dict[str, str]:

@@ -8,11 +8,13 @@ from collections.abc import Iterator
 
 import pytest
 from django.contrib.auth import SESSION_KEY
+from django.core.cache import cache
 from django.db import connections
 from django.test import Client
 
 from accounts.services import account_password_changed, api_key_create, api_key_revoke
-from tests.accounts.helpers import account_deactivated_by_staff
+from accounts.sessioncache import session_cache_key
+from tests.accounts.helpers import account_deactivated_by_staff, session_mark_lapsed
 from tests.payments.helpers import order_with_invoice
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -109,10 +111,36 @@ def test_a_deactivated_account_is_refused_by_the_other_process_at_its_next_reque
 def test_a_session_logged_out_here_is_refused_by_the_other_process_at_its_next_request(
     other_process, client, customer, order
 ):
-    client.force_login(customer)
-    cookies = {name: morsel.value for name, morsel in client.cookies.items()}
-    path = PAGE_URL.format(number=order.number)
-    assert _both_answer(other_process, client, path, cookies=cookies) == [200] * 4
+    path, cookies = _signed_in_both(other_process, client, customer, order)
     assert client.session[SESSION_KEY] == str(customer.pk)
     client.post("/en/accounts/logout/")
     assert other_process.get(path, cookies=cookies) == 302  # to the login page
+
+
+def _signed_in_both(other_process, client, customer, order) -> tuple[str, dict]:
+    """The customer signed in, its order page answered twice on each process (the second
+    time from the cached session, accounts.sessioncache)."""
+    client.force_login(customer)
+    session_mark_lapsed(client.session.session_key)
+    cookies = {name: morsel.value for name, morsel in client.cookies.items()}
+    path = PAGE_URL.format(number=order.number)
+    assert _both_answer(other_process, client, path, cookies=cookies) == [200] * 4
+    assert cache.get(session_cache_key(client.session.session_key))["account"]
+    return path, cookies
+
+
+def test_a_session_is_ended_on_the_other_process_by_a_new_password(
+    other_process, client, customer, order
+):
+    path, cookies = _signed_in_both(other_process, client, customer, order)
+    customer.set_password("another long passphrase")
+    customer.save()
+    assert other_process.get(path, cookies=cookies) == 302  # to the login page
+
+
+def test_a_session_is_ended_on_the_other_process_by_a_deactivation(
+    other_process, admin_client, client, customer, order
+):
+    path, cookies = _signed_in_both(other_process, client, customer, order)
+    account_deactivated_by_staff(admin_client, customer)
+    assert other_process.get(path, cookies=cookies) == 302
