@@ -35,6 +35,7 @@ def provisioning_latency(*, orders: int, timeout: float = 60.0) -> ProvisioningR
     from django.conf import settings
 
     from accounts.models import User
+    from accounts.services import ssh_key_add
     from catalog.models import Environment
     from hosts.models import Host
     from hosts.provisioning.services import host_account
@@ -42,7 +43,6 @@ def provisioning_latency(*, orders: int, timeout: float = 60.0) -> ProvisioningR
     from orders.services import order_create
     from orders.transitions import order_transition
     from tests.factories import GpuModelFactory, HostFactory, accepted_terms
-    from tests.hooks import answer_added
     from tests.provisioning.sshd import (
         TEST_ACCOUNT_PREFIX,
         keypair,
@@ -59,15 +59,12 @@ def provisioning_latency(*, orders: int, timeout: float = 60.0) -> ProvisioningR
             "PROVISIONING_KEY_FILE",
             "PROVISIONING_KNOWN_HOSTS",
             "HOST_ACCOUNT_PREFIX",
-            "HOOKS",
         )
     }
     settings.PROVISIONING_KEY_FILE = str(ssh_host.store_key)
     settings.PROVISIONING_KNOWN_HOSTS = str(ssh_host.known_hosts)
     settings.HOST_ACCOUNT_PREFIX = TEST_ACCOUNT_PREFIX
     customer_key = keypair(Path(ssh_host.directory), "customer")
-    public = customer_key.with_suffix(".pub").read_text().strip()
-    answer_added(settings, "order_public_keys", "bench", lambda *, order: [public])
     result = ProvisioningResult()
     try:
         gpu = GpuModelFactory(slug="bench-ssh", name="Bench SSH GPU", units_total=0)
@@ -80,6 +77,9 @@ def provisioning_latency(*, orders: int, timeout: float = 60.0) -> ProvisioningR
             provisioning=Host.Provisioning.SSH,
         )
         user = User.objects.create_user("ssh@bench.invalid", first_name="Bench", last_name="SSH")
+        ssh_key_add(
+            user=user, name="bench", public_key=customer_key.with_suffix(".pub").read_text()
+        )
         environment = Environment.objects.get(slug="pytorch")
         for _ in range(orders):
             order = order_create(

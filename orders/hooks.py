@@ -33,8 +33,6 @@ class PageSection:
 # order_cancel_record: close(order=) once the order is cancelled, in that transaction, under
 #   the order's lock: the app holding its payment requests closes the open one (it stays
 #   watched, money reaching it is flagged and owed back).
-# order_public_keys: keys(order=) -> the OpenSSH public key lines of the order, installed on its
-#   hosts by automatic provisioning (all answers add up).
 # order_page_sections: section(order=) -> the PageSection the app adds to the order page.
 # order_admin_sections: section(order=) -> the PageSection the app adds to the order's admin
 #   page (payments: its invoices, transfers, flags, claims and refunds; billing: the legal
@@ -67,11 +65,6 @@ def order_refund_record(*, order: Order) -> None:
 def order_cancel_record(*, order: Order) -> None:
     for record in answers("order_cancel_record").values():
         record(order=order)
-
-
-def order_public_keys(*, order: Order) -> list[str]:
-    sources = answers("order_public_keys").values()
-    return [key for source in sources for key in source(order=order)]
 
 
 def order_page_sections(

@@ -24,11 +24,10 @@ from orders.hooks import (
     order_funds_received,
     order_may_expire,
     order_provisioning_hold,
-    order_public_keys,
     order_refund_record,
 )
 from orders.models import UNPAID_STATUSES, Order, OrderEvent, OrderStatus
-from orders.selectors import daily_rate_for_term
+from orders.selectors import daily_rate_for_term, order_public_keys
 from orders.stock import gpus_with_availability, order_slots_take
 from orders.transitions import order_event_record, order_transition
 

@@ -18,8 +18,8 @@ from hosts.provisioning.services import (
 )
 from orders.errors import OrderError
 from orders.extensions import rental_end
-from orders.hooks import order_public_keys
 from orders.models import Order, OrderEvent, OrderStatus
+from orders.selectors import order_public_keys
 from orders.services import order_keys_required, order_ssh_keys_chosen
 from orders.transitions import order_event_record
 from rental.celery import enqueue_after_commit

@@ -19,9 +19,10 @@ from hosts.models import Host
 from hosts.provisioning.ssh import HostScriptError, HostUnreachable, host_script_run
 from hosts.slots import Slot, free_slots, slots_by_host, slots_hold, slots_release
 from orders.extensions import rental_end
-from orders.hooks import order_provisioning_hold, order_public_keys
+from orders.hooks import order_provisioning_hold
 from orders.models import NO_SSH_KEY_PROBLEM, Order, OrderEvent, OrderStatus
 from orders.queue import access_late
+from orders.selectors import order_public_keys
 from orders.transitions import order_event_record, order_transition
 from orders.versions import order_changed
 from rental.celery import enqueue_after_commit

@@ -83,7 +83,6 @@ HOOKS: dict[str, dict[str, str]] = {
     "order_funds_received": {"payments": "payments.selectors.order_has_received_funds"},
     "order_refund_record": {"payments": "payments.refunds.services.order_refund_owed_record"},
     "order_cancel_record": {"payments": "payments.services.order_invoices_close"},
-    "order_public_keys": {"accounts": "orders.selectors.order_public_keys"},
     "order_page_sections": {
         "payment": "payments.views.order_payment_section",
         "refund": "payments.refunds.views.order_refund_section",

@@ -2,9 +2,9 @@ import shutil
 
 import pytest
 
+from accounts.services import ssh_key_add
 from hosts.models import Host
 from tests.factories import GpuModelFactory, HostFactory
-from tests.hooks import answer_added
 from tests.provisioning.sshd import (
     TEST_ACCOUNT_PREFIX,
     keypair,
@@ -39,12 +39,11 @@ def store_key(local_ssh_host, settings):
 
 
 @pytest.fixture
-def customer_key(local_ssh_host, tmp_path, settings):
-    """The customer's key pair; its public half is what the order carries (a stand-in for
-    the account's SSH keys: answered to orders.hooks' `order_public_keys`)."""
+def customer_key(local_ssh_host, tmp_path, customer):
+    """The customer's key pair, its public half one of the account's SSH keys: the orders
+    the customer places carry it."""
     private = keypair(tmp_path, "customer")
-    public = private.with_suffix(".pub").read_text().strip()
-    answer_added(settings, "order_public_keys", "tests", lambda *, order: [public])
+    ssh_key_add(user=customer, name="laptop", public_key=private.with_suffix(".pub").read_text())
     return private
 
 

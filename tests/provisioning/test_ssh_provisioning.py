@@ -161,7 +161,7 @@ def test_a_custom_environment_waits_for_staff_confirmation_before_activation(
 
 
 def test_staff_move_an_order_off_a_dead_host_in_the_admin_and_it_is_provisioned_there(
-    ssh_gpu, staff, customer_key, local_ssh_host, worker_runs, client
+    ssh_gpu, staff, customer, customer_key, local_ssh_host, worker_runs, client
 ):
     HostFactory(
         name="aaa-dead",
@@ -171,7 +171,8 @@ def test_staff_move_an_order_off_a_dead_host_in_the_admin_and_it_is_provisioned_
         ssh_port=free_port(),
         provisioning=Host.Provisioning.SSH,
     )
-    order = OrderFactory(gpu=ssh_gpu, quantity=2, status=S.PROVISIONING)
+    order = OrderFactory(user=customer, gpu=ssh_gpu, quantity=2, status=S.PROVISIONING)
+    order.ssh_keys.set(customer.ssh_keys.all())
     assert {hold.host.name for hold in order.slot_holds.all()} == {"aaa-dead"}
     client.force_login(staff)
     change = client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
