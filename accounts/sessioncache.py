@@ -2,8 +2,9 @@
 asks Redis, not PostgreSQL, for its session and account, as the API asks it for its key
 (accounts.apikeycache, same rules).
 
-A session is stored LIFETIME seconds under its key, with its account as a dict of field
-values by name under a fingerprint of the fields (a release with other fields neither reads
+A session is stored LIFETIME seconds under its key, decoded (as cached_db stores it: no
+signature to check again on every request), with its account as a dict of field values by name
+under a fingerprint of the fields (a release with other fields neither reads
 nor misreads it), without the password hash: the hash Django compares the session's with
 (get_session_auth_hash) is stored instead. Whatever can change what is stored leaves a
 "forgotten" mark in its place, at once and again as its transaction commits, and a read that
@@ -25,7 +26,7 @@ from accounts.models import AuthenticatorApp, Session, User
 from rental.cachesafe import cache_add, cache_set_many
 
 LIFETIME = 10  # seconds
-SCHEMA = schema_fingerprint(frozenset({"session"}), USER_FIELDS)
+SCHEMA = schema_fingerprint(frozenset({"session_decoded"}), USER_FIELDS)
 
 
 def session_cache_key(session_key: str) -> str:
@@ -33,9 +34,9 @@ def session_cache_key(session_key: str) -> str:
 
 
 def session_remember(
-    *, session_key: str, data: str, expire_date: datetime, account: User | None
+    *, session_key: str, data: dict, expire_date: datetime, account: User | None
 ) -> None:
-    """Store a session read from the database (unless forgotten meanwhile)."""
+    """Store a session read from the database, decoded (unless forgotten meanwhile)."""
     stored = {"data": data, "expire_date": expire_date, "account": None}
     if account is not None:
         stored["account"] = {name: getattr(account, name) for name in USER_FIELDS}
@@ -44,9 +45,9 @@ def session_remember(
     cache_add(session_cache_key(session_key), stored, LIFETIME)
 
 
-def session_from_stored(stored: Any) -> tuple[str, datetime, User | None] | None:
-    """(session data, expiry, account) from what the cache kept (None: nothing, forgotten,
-    or not a value this code stores)."""
+def session_from_stored(stored: Any) -> tuple[dict, datetime, User | None] | None:
+    """(decoded session data, expiry, account) from what the cache kept (None: nothing,
+    forgotten, or not a value this code stores)."""
     if not isinstance(stored, dict) or not {"data", "expire_date", "account"} <= stored.keys():
         return None
     values = stored["account"]

@@ -91,15 +91,16 @@ class SessionStore(db.SessionStore):
         found = None if key is None else session_from_stored(cache_get(session_cache_key(key)))
         if found is not None and found[1] > timezone.now():
             data, _expire_date, self.account = found
-            return _backend_renamed(self.decode(data))
+            return _backend_renamed(data)
         row = self._session_row()
         if row is None:
             self._session_key = None
             return {}
         self.account = account_from_row(row[2:])
+        data = self.decode(row[0])
         if found is None and key is not None:
-            session_remember(session_key=key, data=row[0], expire_date=row[1], account=self.account)
-        return _backend_renamed(self.decode(row[0]))
+            session_remember(session_key=key, data=data, expire_date=row[1], account=self.account)
+        return _backend_renamed(data)
 
     def save(self, must_create=False):
         super().save(must_create)

@@ -358,6 +358,21 @@ def test_the_cached_session_holds_no_password_hash(client, customer):
     assert customer.password not in repr(stored)
 
 
+@pytest.mark.django_db
+def test_the_cached_session_is_stored_decoded_and_served_without_its_signature(
+    client, customer
+):
+    """As cached_db: what the cache holds is the session's dictionary, so a request served
+    from it neither unsigns nor decodes the row's data again."""
+    client.force_login(customer)
+    session_mark_lapsed(client.session.session_key)
+    client.get(ORDERS)
+    stored = session_stored(client.session.session_key)
+    assert stored["data"][SESSION_KEY] == str(customer.pk)
+    with mock.patch.object(SessionStore, "decode", side_effect=AssertionError("decoded")):
+        assert client.get(ORDERS).wsgi_request.user == customer
+
+
 def session_stored(session_key: str):
     return cache.get(session_cache_key(session_key))
 
