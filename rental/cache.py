@@ -87,3 +87,7 @@ class RedisCache(DjangoRedisCache):
     def __init__(self, server, params) -> None:
         super().__init__(server, params)
         self._class = _SharedClients
+
+    def validate_key(self, key) -> None:
+        """No check: Django's warns of keys memcached would refuse, character by character
+        (6 us a key, five keys a poll); Redis takes any key, and this cache is only ever Redis."""

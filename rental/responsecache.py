@@ -116,7 +116,7 @@ def _who(request: HttpRequest, kind: str) -> str:
     parts = (
         str(request.user.pk),
         request.path,
-        request.headers.get("HX-Request", ""),
+        request.META.get("HTTP_HX_REQUEST", ""),
         get_language() or "",
         timezone.get_current_timezone_name(),
     )
