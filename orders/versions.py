@@ -139,9 +139,3 @@ def order_lifetime(*, user_id: int, number: str) -> int:
     if row is None or row[0] is None:
         return LIFETIME
     return int((row[0] - timezone.now()).total_seconds())
-
-
-def orders_lifetime() -> int:
-    """The order list shows dates and statuses read with the clock: until the next minute."""
-    now = timezone.now()
-    return 60 - now.second

@@ -15,6 +15,7 @@ from django.utils import timezone
 from accounts.services import api_key_create, api_key_revoke
 from billing.services import invoice_issue
 from orders.extensions import extension_create
+from orders.services import order_cancel
 from orders.models import OrderEvent, OrderStatus
 from orders.transitions import order_event_record
 from orders.versions import order_lifetime
@@ -64,6 +65,20 @@ def test_each_customer_sees_their_own_order_list_at_the_same_address(customer, o
     second = _signed_in(outsider).get("/en/account/orders/").content.decode()
     assert mine.number in first and theirs.number not in first
     assert theirs.number in second and mine.number not in second
+
+
+def test_the_order_list_is_stored_its_whole_lifetime_and_shows_a_new_status_at_once(
+    customer, usdc
+):
+    """Nothing on the list changes by the clock: it is not rendered again at each minute (16
+    customers' lists at once, the tail of the bench), only when an order on it changes."""
+    order = order_with_invoice(usdc, user=customer).order
+    client = _signed_in(customer)
+    assert client.get("/en/account/orders/").status_code == 200  # stored
+    (key,) = _stored_answer_keys()
+    assert cache._cache.get_client().ttl(key) > LIFETIME - 5
+    order_cancel(order=order, actor=OrderEvent.Actor.CUSTOMER, actor_user=customer)
+    assert "status-cancelled" in client.get("/en/account/orders/").content.decode()
 
 
 def test_a_new_event_shows_at_the_next_status_poll(customer, usdc):
