@@ -15,8 +15,8 @@ from django.utils import timezone
 from accounts.services import api_key_create, api_key_revoke
 from billing.services import invoice_issue
 from orders.extensions import extension_create
-from orders.services import order_cancel
 from orders.models import OrderEvent, OrderStatus
+from orders.services import order_cancel
 from orders.transitions import order_event_record
 from orders.versions import order_lifetime
 from payments.models import ScanCursor, Transfer
