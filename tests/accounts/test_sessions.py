@@ -359,9 +359,7 @@ def test_the_cached_session_holds_no_password_hash(client, customer):
 
 
 @pytest.mark.django_db
-def test_the_cached_session_is_stored_decoded_and_served_without_its_signature(
-    client, customer
-):
+def test_the_cached_session_is_stored_decoded_and_served_without_its_signature(client, customer):
     """As cached_db: what the cache holds is the session's dictionary, so a request served
     from it neither unsigns nor decodes the row's data again."""
     client.force_login(customer)

@@ -67,9 +67,7 @@ def test_each_customer_sees_their_own_order_list_at_the_same_address(customer, o
     assert theirs.number in second and mine.number not in second
 
 
-def test_the_order_list_is_stored_its_whole_lifetime_and_shows_a_new_status_at_once(
-    customer, usdc
-):
+def test_the_order_list_is_stored_its_whole_lifetime_and_shows_a_new_status_at_once(customer, usdc):
     """Nothing on the list changes by the clock: it is not rendered again at each minute (16
     customers' lists at once, the tail of the bench), only when an order on it changes."""
     order = order_with_invoice(usdc, user=customer).order
