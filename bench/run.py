@@ -66,7 +66,9 @@ NOTES = [
     "strangers' transfers sent in one JSON-RPC batch, then mined. Every run scans the same number "
     "of blocks; figures are scaled to 1,000.",
     "4: anvil mines a block every second; the beat is a thread calling chain_scan; the head "
-    "follower is payments.watcher.heads.HeadFollower in a thread, on anvil's WebSocket.",
+    "follower is payments.watcher.heads.HeadFollower in a thread, on anvil's WebSocket; the "
+    "tasks a scan queues (e-mails with their facture PDF, webhooks) are queued, not run inline "
+    "in the scan, as the chain worker hands them to the worker in production.",
     "5: web: a fresh gunicorn, every page of row 1 in turn; RSS of each worker (the largest "
     "growth is the verdict). Watcher: a new process scanning the devnet chain to its head "
     "(chain_scan, as the chain worker does), open invoices written in bulk.",
