@@ -50,6 +50,9 @@ def main() -> None:
     args = parser.parse_args()
 
     os.environ["DATABASE_URL"] = _database_url(args.sqlite)
+    # Forced, as bench.settings does: the tasks the latency run queues must never reach the
+    # filesystem broker (or a Redis) that `make run`'s worker reads, with another database.
+    os.environ["CELERY_BROKER_URL"] = "memory://localhost/"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "rental.settings.local")
     import django
 
@@ -59,7 +62,8 @@ def main() -> None:
 
     from rental.celery import app as celery_app
 
-    # Nothing leaves the process: e-mails stay in memory, tasks run inline.
+    # Nothing leaves the process: e-mails stay in memory, tasks run inline (the latency run
+    # queues its scans' tasks in memory instead: tasks_queued).
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
     celery_app.conf.task_always_eager = True
     call_command("migrate", verbosity=0)
@@ -87,20 +91,15 @@ def main() -> None:
 
 def chain_prepare(node, *, confirmations: int):
     """The devnet chain (ETH and a freshly deployed test USDC) registered on `node`, watched
-    from its head: the cursor the HTTP rows left (block 100 of no node) would have the first
-    scans wait for block 100, then take the fresh chain for a reorg and scan it again."""
-    from web3 import Web3
+    from its head. A cursor left by the HTTP rows (block 100 of no node) is dropped first, so
+    devnet_register starts one at this node's head: kept, it had the first scans wait for
+    block 100, then take the fresh chain for a reorg and scan it again."""
+    from payments.devnet import DEVNET_CHAIN_ID, devnet_register, token_deploy
+    from payments.models import ScanCursor
 
-    from payments.devnet import devnet_register, token_deploy
-    from payments.services import chain_cursor_start
-
+    ScanCursor.objects.filter(chain__chain_id=DEVNET_CHAIN_ID).delete()
     token = token_deploy(node.w3)
-    chain = devnet_register(rpc_url=node.url, token_address=token, confirmations=confirmations)
-    head = node.w3.eth.get_block("latest")
-    chain_cursor_start(
-        chain=chain, block_number=head["number"], block_hash=Web3.to_hex(head["hash"])
-    )
-    return chain
+    return devnet_register(rpc_url=node.url, token_address=token, confirmations=confirmations)
 
 
 def _buyer_and_gpu():
@@ -193,14 +192,14 @@ def tasks_queued():
     go to a queue, as the chain worker's go to the worker in production, instead of running
     inline in the scan (bench.settings runs tasks inline): a PDF rendered inside the scan
     held up the next payment's confirmation by half a second."""
-    from celery import current_app
+    from rental.celery import app
 
-    eager = current_app.conf.task_always_eager
-    current_app.conf.task_always_eager = False
+    eager = app.conf.task_always_eager
+    app.conf.task_always_eager = False
     try:
         yield
     finally:
-        current_app.conf.task_always_eager = eager
+        app.conf.task_always_eager = eager
 
 
 def _latency(node, *, chain, payments: int, interval: float, on_miss) -> LatencyResult:
