@@ -67,10 +67,11 @@ services-check: $(BIN)/.installed
 # never a red one; each test has its own timeout (pyproject.toml, 120 s; browser tests and
 # drills 300 s). It stays under 8 minutes here on a normal day (7 min 30 s for 1,331 tests;
 # 509 s in CI; 14 min on a day this shared machine served the bench's trivial view at half its
-# usual rate; --durations prints the slowest) because one anvil chain and one Chromium serve the whole session
-# (tests/anvil.py, tests/browser/conftest.py), tests run in a rolled-back transaction except
-# the few that need another connection or process to see a commit, and each browser journey
-# and drill runs once; the in-process cache's feed tests (~1,800 lines) are gone with it.
+# usual rate; --durations prints the slowest) because one anvil chain and one Chromium serve
+# the whole session (tests/anvil.py, tests/browser/conftest.py), tests run in a rolled-back
+# transaction except the few that need another connection or process to see a commit, and
+# each browser journey and drill runs once; the in-process cache's feed tests (~1,800 lines)
+# are gone with it.
 test: deps compilemessages system-packages services-check
 	$(BIN)/pytest --durations=15 $(PYTEST_ARGS)
 
