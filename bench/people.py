@@ -27,7 +27,8 @@ class Person:
 
 def _devnet_usdc():
     """USDC on the devnet chain, rows only: the HTTP rows need no node. Same chain and slugs
-    as payments.devnet.devnet_register, which updates them if the chain rows run after."""
+    as payments.devnet.devnet_register, which updates them if the chain rows run after (their
+    chain_prepare drops this cursor of no node, and devnet_register starts one at the head)."""
     from django.utils import timezone
 
     from payments.devnet import DEVNET_CHAIN_ID, DEVNET_FEEDS, ETH_SLUG, USDC_SLUG
