@@ -11,7 +11,6 @@ from django.utils.translation import ngettext, pgettext_lazy
 from django_otp.plugins.otp_static.models import StaticDevice
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from accounts.apikeycache import user_api_keys_forget
 from accounts.models import AuthenticatorApp, RecoveryCodes, UnsentMail, User
 from accounts.services import account_password_changed
 from rental.admin import ReadOnlyAdmin
@@ -57,20 +56,6 @@ class UserAdmin(DjangoUserAdmin):
             },
         ),
     ]
-
-    # A deactivated or changed account stops answering from cached API keys at once.
-    def save_model(self, request, obj, form, change):
-        super().save_model(request, obj, form, change)
-        user_api_keys_forget(user=obj)
-
-    def delete_model(self, request, obj):
-        user_api_keys_forget(user=obj)
-        super().delete_model(request, obj)
-
-    def delete_queryset(self, request, queryset):
-        for user in queryset:
-            user_api_keys_forget(user=user)
-        super().delete_queryset(request, queryset)
 
 
 # --- API keys -----------------------------------------------------------------------------

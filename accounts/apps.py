@@ -6,8 +6,3 @@ class AccountsConfig(AppConfig):
     name = "accounts"
     # allauth's "account" app is called "Accounts" in the admin already: one section each.
     verbose_name = _("Users and keys")
-
-    def ready(self) -> None:
-        from accounts.sessioncache import sessions_cache_connect
-
-        sessions_cache_connect()

@@ -5,7 +5,6 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import User, time_zone_names, vat_number_normalise
-from accounts.versions import account_changed
 from rental.text import refuse_control_characters
 
 
@@ -66,11 +65,6 @@ class ProfileForm(forms.ModelForm):
             "vat_number",
         ]
         widgets = {"billing_address": forms.Textarea(attrs={"rows": 3})}
-
-    def save(self, commit: bool = True) -> User:
-        user = super().save(commit)
-        account_changed(user_id=user.pk)  # the account's cached pages show its details
-        return user
 
     def clean_country(self) -> str:
         return self.cleaned_data["country"].upper()

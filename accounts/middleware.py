@@ -1,29 +1,12 @@
 from urllib.parse import urlencode
 
-from django.contrib.auth import middleware as auth_middleware
 from django.http import JsonResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.functional import SimpleLazyObject
 from django.utils.translation import gettext as _
 
-from accounts.sessions import session_in_use
 from accounts.two_factor import second_factor_on
-
-
-class AuthenticationMiddleware(auth_middleware.AuthenticationMiddleware):
-    """Django's, looking the account up with the session it came with (accounts.sessions):
-    the backend asks the database only for an account the session did not bring."""
-
-    def process_request(self, request):
-        super().process_request(request)
-        request.user = SimpleLazyObject(lambda: _user(request))
-
-
-def _user(request):
-    with session_in_use(request.session):
-        return auth_middleware.get_user(request)
 
 
 class TimeZoneMiddleware:

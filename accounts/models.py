@@ -1,10 +1,8 @@
 import zoneinfo
 from functools import cache
-from importlib import import_module
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser, BaseUserManager
-from django.contrib.sessions.base_session import AbstractBaseSession
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils.translation import gettext_lazy as _
@@ -157,10 +155,6 @@ class User(AbstractUser):
 
     objects = UserManager()  # type: ignore[assignment,misc]  # ours: e-mail, no username
 
-    # Whether the account has a confirmed authenticator, when it was read along with the
-    # account of a signed-in request (accounts.account_rows.account_from_row); unset otherwise.
-    has_second_factor: bool
-
     class Meta:
         verbose_name = _("user")
         verbose_name_plural = _("users")
@@ -285,30 +279,3 @@ class UnsentMail(models.Model):
 
     def __str__(self) -> str:
         return str(self.message.get("subject", ""))
-
-
-class Session(AbstractBaseSession):
-    """A browser's session, as Django stores it, with the account signed in on it in a column
-    of its own: a signed-in request reads its session and its account in one query
-    (accounts.sessions). Deleting an account ends its sessions."""
-
-    account = models.ForeignKey(
-        User,
-        on_delete=models.CASCADE,
-        null=True,
-        blank=True,
-        related_name="+",
-        # Written from the session's data, which may name an account deleted meanwhile (or
-        # before the sessions moved here): Django still deletes an account's sessions with
-        # it, and a row naming no account signs nobody in. A database constraint would turn
-        # such a session's next save into an error page, or loop in SessionStore.create().
-        db_constraint=False,
-    )
-
-    class Meta(AbstractBaseSession.Meta):
-        verbose_name = _("session")  # type: ignore[assignment]  # lazy, as Django reads it
-        verbose_name_plural = _("sessions")  # type: ignore[assignment]
-
-    @classmethod
-    def get_session_store_class(cls):
-        return import_module(settings.SESSION_ENGINE).SessionStore

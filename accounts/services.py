@@ -9,12 +9,10 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from accounts.apikeycache import api_keys_forget, user_api_keys_forget
 from accounts.hooks import password_changed_hooks_run
 from accounts.mail import mail_queue, user_mail
 from accounts.models import ApiKey, SshKey, User
 from accounts.ssh_keys import SshKeyRefused, ssh_public_key_parse
-from accounts.versions import account_changed
 
 KEY_LABEL = "lg"
 # How stale `last_used_at` may get: one write per key per minute, not one per request.
@@ -87,7 +85,6 @@ def api_key_revoke(*, api_key: ApiKey) -> bool:
         revoked = ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(
             revoked_at=now
         )
-        api_keys_forget(key_hashes=[api_key.key_hash])
     if revoked:
         api_key.revoked_at = now
     return bool(revoked)
@@ -129,7 +126,6 @@ def ssh_key_add(*, user: User, name: str, public_key: str) -> SshKey:
             raise SshKeyRefused("duplicate", name=same.name)
         if SshKey.objects.filter(user=user).count() >= MAX_SSH_KEYS_PER_USER:
             raise SshKeyRefused("too_many", count=MAX_SSH_KEYS_PER_USER)
-        account_changed(user_id=user.pk)
         return SshKey.objects.create(
             user=user, name=name[:80], public_key=parsed.line, fingerprint=parsed.fingerprint
         )
@@ -158,7 +154,6 @@ def ssh_key_delete(*, ssh_key: SshKey) -> None:
         locked = SshKey.objects.select_for_update().filter(pk=ssh_key.pk).first()
         if locked is not None:
             locked.delete()
-            account_changed(user_id=locked.user_id)
 
 
 def account_password_changed(*, user: User, by_staff: bool = False) -> None:
@@ -172,7 +167,6 @@ def account_password_changed(*, user: User, by_staff: bool = False) -> None:
     """
     now = timezone.now()
     with transaction.atomic():
-        user_api_keys_forget(user=user)
         keys = ApiKey.objects.filter(user=user, revoked_at__isnull=True).update(revoked_at=now)
         webhooks = password_changed_hooks_run(user=user, now=now)
         if by_staff or keys or webhooks:

@@ -1,9 +1,9 @@
 from smtplib import SMTPException
 
 from celery import shared_task
+from django.contrib.sessions.backends.db import SessionStore
 
 from accounts.mail import mail_send, mails_unsent_queue
-from accounts.sessions import SessionStore
 
 
 # A mail server outage (refused connection, timeout, 4xx) is retried with a growing delay for

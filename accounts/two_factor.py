@@ -4,14 +4,13 @@ usable once. Required of staff before any admin page; customers turn it on if th
 import logging
 from dataclasses import dataclass
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
 from django_otp.models import Device
 from django_otp.plugins.otp_static.models import StaticDevice, StaticToken
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from accounts.account_rows import authenticator_confirmed_sql
 from accounts.mail import mail_queue, user_mail
 from accounts.models import User
 
@@ -44,14 +43,12 @@ class SecondFactorRemoved:
 
 def two_factor_enabled(*, user: User) -> bool:
     """The account has a confirmed authenticator: its sessions verify a code after the password."""
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {authenticator_confirmed_sql('%s')}", [user.pk])
-        return bool(cursor.fetchone()[0])
+    return TOTPDevice.objects.filter(user=user, confirmed=True).exists()
 
 
 def second_factor_on(user: User) -> bool:
-    """two_factor_enabled for the request's account: read with it when it signed in
-    (signed_in_account), asked now otherwise."""
+    """two_factor_enabled for the request's account: read with it (accounts.backends
+    signed_in_account), asked now otherwise."""
     loaded = getattr(user, "has_second_factor", None)
     return two_factor_enabled(user=user) if loaded is None else bool(loaded)
 

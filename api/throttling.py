@@ -1,15 +1,10 @@
-from typing import Any
-
 from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
 
-from accounts.apikeycache import api_key_cache_key
 from accounts.models import ApiKey
-from rental.ratelimit import WindowCount, stored_and_counted, window_count
+from rental.ratelimit import window_count
 
 SCOPE = "api"
-# Set on the request when the key's use was counted as the key was read (api.authentication).
-COUNTED_USE = "api_key_counted_use"
 
 
 def throttle_rate() -> tuple[int, int] | None:
@@ -23,30 +18,11 @@ def throttle_rate() -> tuple[int, int] | None:
     return limit, period
 
 
-def key_window(key_hash: str) -> str:
-    """The cache key counting the requests of the API key with that hash."""
-    return ApiKeyRateThrottle.cache_format % {"scope": SCOPE, "ident": f"key-{key_hash}"}
-
-
-def key_stored_and_counted(*, key_hash: str, period: int) -> tuple[Any, WindowCount] | None:
-    """What the cache keeps for the key with that hash (accounts.apikeycache: its values or
-    the mark left once it was forgotten) and this request counted against the key's rate, in
-    one round trip; None, and nothing counted, when the cache keeps nothing for it. Raises
-    RedisError when the cache does not answer: the throttle cannot count, so the request is
-    refused (503) before anything is read or written."""
-    return stored_and_counted(
-        key=api_key_cache_key(key_hash), window=key_window(key_hash), period=period
-    )
-
-
 class ApiKeyRateThrottle(SimpleRateThrottle):
     """Counts requests per API key (per user for a browser session, per IP otherwise).
 
     A counter per window (rental.ratelimit), not DRF's list of request times: that list is
-    read and written whole on every request and grows with the allowed rate. A key found in
-    the cache was counted in the round trip that read it (api.authentication): so a
-    request with a valid key counts even when a permission then refuses it (403), as it does
-    whenever the key was read from the database.
+    read and written whole on every request and grows with the allowed rate.
     """
 
     scope = SCOPE
@@ -60,9 +36,7 @@ class ApiKeyRateThrottle(SimpleRateThrottle):
         if rate is None:
             return True
         limit, period = rate
-        count = getattr(request, COUNTED_USE, None)
-        if count is None:
-            count = window_count(key=self.get_cache_key(request, view), period=period)
+        count = window_count(key=self.get_cache_key(request, view), period=period)
         self.seconds_left = count.seconds_left
         return count.uses <= limit
 
@@ -71,8 +45,8 @@ class ApiKeyRateThrottle(SimpleRateThrottle):
 
     def get_cache_key(self, request, view) -> str:
         if isinstance(request.auth, ApiKey):
-            return key_window(request.auth.key_hash)
-        if request.user and request.user.is_authenticated:
+            ident = f"key-{request.auth.key_hash}"
+        elif request.user and request.user.is_authenticated:
             ident = f"user-{request.user.pk}"
         else:
             ident = f"ip-{self.get_ident(request)}"

@@ -68,8 +68,7 @@ def _session_for(user) -> str:
     """A logged-in session, stored as django.contrib.auth.login stores one."""
     from django.conf import settings
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
-
-    from accounts.sessions import SessionStore
+    from django.contrib.sessions.backends.db import SessionStore
 
     session = SessionStore()
     session[SESSION_KEY] = str(user.pk)

@@ -38,7 +38,7 @@ SECURE_SSL_REDIRECT = False
 
 CACHES = {
     "default": {
-        "BACKEND": "rental.cache.RedisCache",
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": os.environ["BENCH_REDIS_URL"],
         "KEY_PREFIX": BENCH_DATABASE,
         "OPTIONS": REDIS_CACHE_OPTIONS,

@@ -15,7 +15,6 @@ from django.utils.translation import gettext
 from billing.amounts import UNIT_PRICE, vat_mode_for, vat_split
 from billing.models import PREFIXES, BillingDocument, BillingSequence, DocumentKind
 from orders.models import Order, OrderEvent, OrderStatus
-from orders.versions import order_changed
 from payments.models import Invoice, Transfer
 
 # The legal documents are written in French, whatever the customer's language.
@@ -217,7 +216,6 @@ def invoice_issue(*, order: Order) -> BillingDocument:
         issued_on = timezone.localdate(issued_at)
         start, end = _service_period(order=order)
         number, sequence_number = _number_allocate(kind=DocumentKind.INVOICE, year=issued_on.year)
-        order_changed(order_id=order.pk)  # its page lists its invoice
         return BillingDocument.objects.create(
             kind=DocumentKind.INVOICE,
             number=number,
@@ -252,7 +250,6 @@ def credit_note_issue(*, invoice: BillingDocument) -> BillingDocument:
         issued_at = timezone.now()
         year = timezone.localdate(issued_at).year
         number, sequence_number = _number_allocate(kind=DocumentKind.CREDIT_NOTE, year=year)
-        order_changed(order_id=invoice.order_id)
         return BillingDocument.objects.create(
             kind=DocumentKind.CREDIT_NOTE,
             number=number,

@@ -8,7 +8,6 @@ from modeltranslation.admin import (
 
 from catalog.hooks import availability_annotate
 from catalog.models import AdviceSection, Alternative, Environment, GpuModel, TermPrice
-from catalog.pagecache import store_changed
 
 
 class TermPriceInline(admin.TabularInline):
@@ -30,29 +29,8 @@ class AlternativeInline(TranslationTabularInline):
     autocomplete_fields = ["target"]
 
 
-class RefreshesCatalogPages(admin.ModelAdmin):
-    """Staff edits of what every page may show (GPUs, prices, environments; chains, assets
-    and rates in payments.admin) show on the cached pages at once."""
-
-    def save_model(self, request, obj, form, change):
-        super().save_model(request, obj, form, change)
-        store_changed()
-
-    def save_related(self, request, form, formsets, change):
-        super().save_related(request, form, formsets, change)
-        store_changed()
-
-    def delete_model(self, request, obj):
-        super().delete_model(request, obj)
-        store_changed()
-
-    def delete_queryset(self, request, queryset):
-        super().delete_queryset(request, queryset)
-        store_changed()
-
-
 @admin.register(GpuModel)
-class GpuModelAdmin(RefreshesCatalogPages, TranslationAdmin):
+class GpuModelAdmin(TranslationAdmin):
     list_display = [
         "name",
         "slug",
@@ -86,7 +64,7 @@ class GpuModelAdmin(RefreshesCatalogPages, TranslationAdmin):
 
 
 @admin.register(Environment)
-class EnvironmentAdmin(RefreshesCatalogPages, TranslationAdmin):
+class EnvironmentAdmin(TranslationAdmin):
     list_display = ["name", "slug", "requires_details", "is_active", "display_order"]
     list_editable = ["is_active", "display_order"]
     search_fields = ["name", "slug"]

@@ -6,7 +6,6 @@ from django.db import transaction
 
 from catalog import seed_data
 from catalog.models import AdviceSection, Alternative, Environment, GpuModel, TermPrice
-from catalog.pagecache import store_changed
 from rental.hooks import answers
 
 LANGUAGES = ("fr", "en")
@@ -41,7 +40,6 @@ def catalog_seed(
     gpus_created = environments_created = prices_created = 0
 
     with transaction.atomic():
-        store_changed()  # runs when this transaction commits
         by_slug: dict[str, GpuModel] = {}
         for entry in gpus:
             gpu, created = GpuModel.objects.update_or_create(

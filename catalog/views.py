@@ -1,8 +1,14 @@
+import logging
+from functools import wraps
+
 from django.conf import settings
+from django.contrib.messages import get_messages
 from django.http import Http404
 from django.shortcuts import render
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
+from django.views.decorators.cache import cache_page
+from redis.exceptions import RedisError
 
 from catalog.advisor import recommend_gpus
 from catalog.comparison import bar_chart, comparison_rows
@@ -11,41 +17,56 @@ from catalog.legal import LEGAL_DOCUMENTS, ORDER_CONSENT, legal_document_by_slug
 from catalog.memory import layer_activations_gb
 from catalog.model_advisor import advise
 from catalog.models import TERMS, GpuModel
-from catalog.pagecache import catalog_page
 from catalog.selectors import catalog_gpus, gpu_offers, gpu_page, gpus_by_slugs
 
-
-def home(request):
-    return catalog_page(
-        request, lambda: render(request, "catalog/home.html", {"gpus": catalog_gpus()})
-    )
+logger = logging.getLogger(__name__)
 
 
-def gpu_detail(request, slug):
-    def page():
+def cached_for_visitors(view):
+    """`view` through Django's per-view cache for anonymous visitors, for
+    CATALOG_PAGE_CACHE_SECONDS: stock and prices shown a few seconds late at most (an order
+    checks them again under its lock), nothing any writer has to tell. A signed-in page, one
+    with a query or a one-off message is someone's own and renders every time; so does a
+    page while the cache does not answer."""
+    cached = cache_page(settings.CATALOG_PAGE_CACHE_SECONDS)(view)
+
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        if request.user.is_authenticated or request.GET or len(get_messages(request)):
+            return view(request, *args, **kwargs)
         try:
-            gpu = gpu_page(slug=slug)
-        except GpuModel.DoesNotExist:
-            raise Http404(_("No GPU on sale at this address.")) from None
-        return render(request, "catalog/gpu_detail.html", {"gpu": gpu, "terms": TERMS})
+            return cached(request, *args, **kwargs)
+        except RedisError:
+            logger.warning("cache unreachable: %s rendered without it", request.path)
+            return view(request, *args, **kwargs)
 
-    return catalog_page(request, page)
+    return wrapper
 
 
+@cached_for_visitors
+def home(request):
+    return render(request, "catalog/home.html", {"gpus": catalog_gpus()})
+
+
+@cached_for_visitors
+def gpu_detail(request, slug):
+    try:
+        gpu = gpu_page(slug=slug)
+    except GpuModel.DoesNotExist:
+        raise Http404(_("No GPU on sale at this address.")) from None
+    return render(request, "catalog/gpu_detail.html", {"gpu": gpu, "terms": TERMS})
+
+
+@cached_for_visitors
 def compare(request):
-    def page():
-        rows = comparison_rows(catalog_gpus())
-        priced = [row for row in rows if row.price_per_gb is not None]
-        context = {
-            "rows": rows,
-            "memory_chart": bar_chart([(row.gpu.name, row.gpu.memory_gb) for row in rows]),
-            "price_per_gb_chart": bar_chart(
-                [(row.gpu.name, row.price_per_gb or 0) for row in priced]
-            ),
-        }
-        return render(request, "catalog/compare.html", context)
-
-    return catalog_page(request, page)
+    rows = comparison_rows(catalog_gpus())
+    priced = [row for row in rows if row.price_per_gb is not None]
+    context = {
+        "rows": rows,
+        "memory_chart": bar_chart([(row.gpu.name, row.gpu.memory_gb) for row in rows]),
+        "price_per_gb_chart": bar_chart([(row.gpu.name, row.price_per_gb or 0) for row in priced]),
+    }
+    return render(request, "catalog/compare.html", context)
 
 
 def advisor(request):

@@ -8,7 +8,6 @@ from django.db.models import Sum
 from django.utils.translation import gettext_lazy as _
 
 from catalog.models import GpuModel
-from catalog.pagecache import catalog_changed, store_changed
 from hosts.local import SEEDED_DOMAIN, local_host_fields
 from hosts.models import Host, SlotHold
 
@@ -22,7 +21,6 @@ class HostError(Exception):
 def gpu_units_sync(*, gpu_id: int) -> None:
     total = Host.objects.filter(gpu_id=gpu_id, is_active=True).aggregate(n=Sum("gpu_count"))["n"]
     GpuModel.objects.filter(pk=gpu_id).update(units_total=total or 0)
-    catalog_changed()
 
 
 def host_check(*, host: Host) -> None:
@@ -55,7 +53,6 @@ def host_save(*, host: Host) -> Host:
         host_check(host=host)
         host.save()
         # The pages of the orders on it name its SSH endpoint: rare edits, all pages afresh.
-        store_changed()
         gpu_units_sync(gpu_id=host.gpu_id)
         if previous_gpu_id is not None and previous_gpu_id != host.gpu_id:
             gpu_units_sync(gpu_id=previous_gpu_id)

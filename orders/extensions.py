@@ -39,7 +39,6 @@ from orders.selectors import (
     rental_unpaid_extension,
 )
 from orders.transitions import order_event_record, order_transition
-from orders.versions import order_changed
 
 S = OrderStatus
 Actor = OrderEvent.Actor
@@ -282,7 +281,6 @@ def _rental_end_move(*, rental: Order, end: datetime) -> None:
     """The running rental (locked by the caller) ends at `end`; its reminders start again
     from there."""
     Order.objects.filter(pk=rental.pk).update(ends_at=end, ending_notice_hours=None)
-    order_changed(order_id=rental.pk)
     rental.ends_at, rental.ending_notice_hours = end, None
 
 

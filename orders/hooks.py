@@ -5,7 +5,7 @@ its deadline, provisioning may always start, an unpaid order may always be cance
 order page shows the order alone.
 """
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -41,7 +41,6 @@ class PageSection:
 #   template), or None.
 # order_email_attachments: files(event=) -> [(filename, content, mimetype)] attached to the
 #   e-mail of that order event (the invoice's PDF to the "paid" one).
-# order_version_parts: parts() -> VersionParts of the app's rows on the order's pages.
 
 
 def order_may_expire(*, order: Order, now: datetime) -> bool:
@@ -89,15 +88,3 @@ def order_email_sections(*, order: Order) -> list[PageSection]:
 def order_email_attachments(*, event: OrderEvent) -> list[tuple[str, bytes, str]]:
     hooks = answers("order_email_attachments").values()
     return [attachment for hook in hooks for attachment in hook(event=event)]
-
-
-@dataclass(frozen=True)
-class VersionParts:
-    """SQL over the order's row `o` (orders.versions): when the order's pages change by the
-    clock alone (timestamps, or NULL)."""
-
-    deadlines: list[str] = field(default_factory=list)
-
-
-def order_version_parts() -> tuple[Callable[[], VersionParts], ...]:
-    return tuple(answers("order_version_parts").values())

@@ -14,7 +14,6 @@ from django.utils.translation import gettext_noop, ngettext_lazy
 
 from accounts.models import SshKey, User
 from catalog.models import TERMS, Environment, GpuModel
-from catalog.pagecache import catalog_changed
 from hosts.models import Host, SlotHold
 from orders.consent import TermsAcceptance, terms_in_force
 from orders.errors import OrderError
@@ -248,7 +247,6 @@ def order_create(
         # Every key source counts (orders.hooks), the account's keys being one of them.
         if not keys and order_keys_required(order=order) and not order_public_keys(order=order):
             raise OrderError(SSH_KEY_REQUIRED, field="ssh_keys", code="ssh_key_required")
-        catalog_changed()  # its units are held from now on
         order_event_record(
             order=order,
             kind=OrderEvent.Kind.STATUS,

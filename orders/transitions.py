@@ -6,10 +6,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
-from catalog.pagecache import catalog_changed
 from hosts.slots import slots_release
 from orders.models import ALLOWED_TRANSITIONS, HOLDING_STATUSES, Order, OrderEvent, OrderStatus
-from orders.versions import order_changed
 from rental.celery import enqueue_after_commit
 
 Actor = OrderEvent.Actor
@@ -47,7 +45,6 @@ def order_event_record(
         reason=reason,
         data=data or {},
     )
-    order_changed(order_id=order.pk)
     _dispatch_after_commit(event)
     return event
 
@@ -79,7 +76,6 @@ def order_transition(
         updated = Order.objects.filter(pk=order.pk, status=old).update(**changes)
         if updated != 1:
             return False
-        catalog_changed()  # units held or freed: the availability shown changes
         if old in HOLDING_STATUSES and to not in HOLDING_STATUSES:
             # Expiry, cancellation, completion (early stop included), refund: the slots are
             # free for the next buyer as this transaction commits, never before.
@@ -97,7 +93,6 @@ def order_transition(
         )
         for name, value in changes.items():
             setattr(order, name, value)
-        order_changed(order_id=order.pk)
         _dispatch_after_commit(event)
     return True
 

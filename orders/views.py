@@ -1,5 +1,4 @@
 import secrets
-from collections.abc import Callable
 from urllib.parse import quote as url_quote
 from urllib.parse import urlencode
 
@@ -8,7 +7,7 @@ from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import prefetch_related_objects
-from django.http import Http404, HttpResponse, JsonResponse, QueryDict
+from django.http import Http404, JsonResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -41,9 +40,7 @@ from orders.services import (
     quote_build,
 )
 from orders.stock import gpus_with_availability
-from orders.versions import order_lifetime, order_versions, orders_versions
 from rental.context_processors import language_links
-from rental.responsecache import cached_page
 
 # OrderError names service fields; the form calls the term `term` (it is also the query key).
 FORM_FIELD: dict[str | None, str] = {
@@ -289,30 +286,12 @@ def place_pending(request):
     return _place(request, gpu, form, quote, another=False, terms=terms)
 
 
-def order_answer(request, number: str, render_answer: Callable[[], HttpResponse]):
-    """The answer about the customer's own order `number`, from the cache while the order's
-    versions stay the same (orders.versions); a 404 for anyone else's, as before."""
-    return cached_page(
-        request,
-        versions=order_versions(user_id=request.user.pk, number=number),
-        render=render_answer,
-        lifetime=lambda: order_lifetime(user_id=request.user.pk, number=number),
-    )
-
-
 @login_required
 def order_list(request):
-    def render_list():
-        page = Paginator(selectors.orders_for_user(user=request.user), 20).get_page(
-            request.GET.get("page")
-        )
-        return render(request, "orders/order_list.html", {"page": page})
-
-    # Nothing on it changes by the clock (statuses change through the state machine, which
-    # bumps the list's version): stored for responsecache.LIFETIME.
-    return cached_page(
-        request, versions=orders_versions(user_id=request.user.pk), render=render_list
+    page = Paginator(selectors.orders_for_user(user=request.user), 20).get_page(
+        request.GET.get("page")
     )
+    return render(request, "orders/order_list.html", {"page": page})
 
 
 # The order page offers to change the keys once paid (the API, as soon as it is placed).
@@ -357,29 +336,19 @@ def order_page(
 
 @login_required
 def order_detail(request, number):
-    return order_answer(
-        request,
-        number,
-        lambda: order_page(
-            request, selectors.order_for_user_or_404(user=request.user, number=number)
-        ),
-    )
+    return order_page(request, selectors.order_for_user_or_404(user=request.user, number=number))
 
 
 @login_required
 def order_status(request, number):
     """The live parts of the order page (status, timeline, events), polled by htmx."""
-
-    def render_status():
-        order = selectors.order_for_user_or_404(user=request.user, number=number)
-        context = _order_status_context(order)
-        # Something happened since the page was drawn: its other parts come along (swapped
-        # out of band), so payment, facture, access, « Prolonger » and journal follow.
-        if request.GET.get("seen") != context["live_marker"]:
-            context.update(_order_live_context(order), refresh=True)
-        return render(request, "orders/_status_poll.html", context)
-
-    return order_answer(request, number, render_status)
+    order = selectors.order_for_user_or_404(user=request.user, number=number)
+    context = _order_status_context(order)
+    # Something happened since the page was drawn: its other parts come along (swapped out
+    # of band), so payment, facture, access, « Prolonger » and journal follow.
+    if request.GET.get("seen") != context["live_marker"]:
+        context.update(_order_live_context(order), refresh=True)
+    return render(request, "orders/_status_poll.html", context)
 
 
 @login_required

@@ -8,7 +8,6 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext_lazy
 
-from catalog.admin import RefreshesCatalogPages
 from orders.hooks import PageSection
 from orders.models import Order
 from payments.ledger import invoice_ledger
@@ -48,7 +47,7 @@ def _in_units(amount, asset: Asset) -> str:
 
 
 @admin.register(Chain)
-class ChainAdmin(RefreshesCatalogPages):
+class ChainAdmin(admin.ModelAdmin):
     list_display = [
         "name",
         "chain_id",
@@ -73,7 +72,7 @@ class PriceFeedAdmin(admin.ModelAdmin):
 
 
 @admin.register(Asset)
-class AssetAdmin(RefreshesCatalogPages):
+class AssetAdmin(admin.ModelAdmin):
     list_display = [
         "slug",
         "symbol",

@@ -16,7 +16,6 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import User
-from catalog.pagecache import store_changed
 from payments.models import Asset, Chain, PriceFeed, Rate
 from payments.watcher.rpc import RoundData, RpcClient, RpcError
 
@@ -132,8 +131,6 @@ def _feed_rate_record(*, asset: Asset, priced: FeedRate, now: datetime) -> Rate:
             .order_by("-fetched_at")
             .first()
         )
-        if latest is None or latest.expires_at <= now:
-            store_changed()  # the asset is priced again: unpaid orders offer it again
         if (
             latest is not None
             and latest.rate == priced.rate
@@ -258,7 +255,6 @@ def rate_set_manually(
     While it lasts it prices new invoices, whatever the feeds say."""
     now = now or timezone.now()
     rate_manual_check(rate=rate, reason=reason, expires_at=expires_at, now=now)
-    store_changed()  # unpaid orders may offer the asset from now on
     return Rate.objects.create(
         asset=asset,
         currency=currency,

@@ -16,7 +16,6 @@ from orders.extensions import ExtensionLapsed, rental_extendable
 from orders.models import Order, OrderEvent, OrderStatus
 from orders.stock import order_paying_transition
 from orders.transitions import order_event_record
-from orders.versions import order_changed
 from payments.derivation import deposit_address, xpub_for
 from payments.locks import order_and_invoices_locked
 from payments.models import Asset, Chain, Invoice, PaymentClaim, ScanCursor
@@ -105,7 +104,6 @@ def invoice_issue(*, order: Order, asset: Asset, now=None) -> Invoice:
         # One issuer at a time per order: the open-invoice check below stays true. The order
         # may have expired (or been paid) while this waited for the lock: check it again.
         _check_payable(order=locked, now=now)
-        order_changed(order_id=order.pk)
         current = _invoice_open(invoices)
         if current is not None:
             if current.asset_id == asset.pk:
@@ -151,7 +149,6 @@ def order_invoices_close(*, order: Order, now=None) -> int:
     An expired order keeps its invoice open: a late payment may still revive it while its
     units are free. Returns how many invoices closed."""
     now = now or timezone.now()
-    order_changed(order_id=order.pk)
     with order_and_invoices_locked(order.pk) as (_locked, invoices):
         return Invoice.objects.filter(
             pk__in=[invoice.pk for invoice in invoices], status=Invoice.Status.OPEN
@@ -275,7 +272,6 @@ def invoice_mark_paid(*, invoice: Invoice, staff_user: User, reason: str) -> boo
         if invoice.status == Invoice.Status.OPEN:
             invoice.status = Invoice.Status.PAID
         invoice.save(update_fields=["marked", "marked_by", "marked_reason", "status"])
-        order_changed(order_id=invoice.order_id)
     return True
 
 

@@ -14,7 +14,7 @@ from eth_utils import to_checksum_address
 from orders.hooks import PageSection
 from orders.models import Order, OrderStatus
 from orders.selectors import order_for_user_or_404
-from orders.views import order_answer, order_page
+from orders.views import order_page
 from payments.forms import AssetChoiceForm, PaymentClaimForm
 from payments.models import Invoice
 from payments.selectors import (
@@ -222,17 +222,13 @@ def payment_claim(request, number: str):
 @login_required
 @require_GET
 def payment_status(request, number: str):
-    def render_status():
-        order = order_for_user_or_404(user=request.user, number=number)
-        now = timezone.now()
-        payment = payment_status_context(order=order, now=now)
-        # Money arrived, the window closed, the order was paid...: the instructions the page
-        # shows no longer hold, so this answer brings them again (an out-of-band swap).
-        changed = request.GET.get("shown") != payment["shown"]
-        if changed:
-            payment = payment_section_context(order=order, now=now, status=payment)
-        context = {"order": order, "payment": payment, "refresh_instructions": changed}
-        return render(request, "payments/_payment_status.html", context)
-
-    # The answer depends on `shown` too: it is part of the path the answer is stored under.
-    return order_answer(request, number, render_status)
+    order = order_for_user_or_404(user=request.user, number=number)
+    now = timezone.now()
+    payment = payment_status_context(order=order, now=now)
+    # Money arrived, the window closed, the order was paid...: the instructions the page shows
+    # no longer hold, so this answer brings them again (an out-of-band swap).
+    changed = request.GET.get("shown") != payment["shown"]
+    if changed:
+        payment = payment_section_context(order=order, now=now, status=payment)
+    context = {"order": order, "payment": payment, "refresh_instructions": changed}
+    return render(request, "payments/_payment_status.html", context)

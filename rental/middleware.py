@@ -1,9 +1,9 @@
 """The project's own middleware.
 
-CacheUnreachableMiddleware, when Redis does not answer: what the cache only makes faster is
-computed again (rental.cachesafe). What cannot be done safely without it, the rate limits
-(logging in, signing up, second-factor codes, "I've paid"), is refused before it acts: a 503
-page that says to retry shortly, never a 500. The API answers the same in its own error shape
+CacheUnreachableMiddleware, when Redis does not answer: the anonymous catalog pages render
+without it (catalog.views). What cannot be done safely without it, the rate limits (logging
+in, signing up, second-factor codes, "I've paid"), is refused before it acts: a 503 page that
+says to retry shortly, never a 500. The API answers the same in its own error shape
 (api.errors).
 
 ContentSecurityPolicyMiddleware builds the store's policy once.

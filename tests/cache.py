@@ -5,8 +5,6 @@ import functools
 import redis
 from django.conf import settings
 
-from catalog.pagecache import forget_served_pages
-
 
 @functools.cache
 def cache_server() -> redis.Redis:
@@ -22,20 +20,17 @@ def cache_empty() -> None:
     keys = list(server.scan_iter(match=f"{settings.CACHES['default']['KEY_PREFIX']}:*"))
     if keys:
         server.delete(*keys)
-    forget_served_pages()
 
 
 def cache_pointed_at(settings, location: str, options: dict | None = None) -> None:
-    """The shared cache at `location` for this test (pytest-django's `settings`), with none of
-    this process's page copies, which would hide what that cache does."""
+    """The shared cache at `location` for this test (pytest-django's `settings`)."""
     settings.CACHES = {
         "default": {
-            "BACKEND": "rental.cache.RedisCache",
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": location,
             "OPTIONS": options or {},
         }
     }
-    forget_served_pages()
 
 
 def cache_unreachable(settings) -> None:

@@ -8,7 +8,6 @@ from rest_framework.response import Response
 
 from api.selectors import api_environments, api_gpus
 from api.views.base import ApiView
-from catalog.pagecache import catalog_value
 
 GPU_EXAMPLE = {
     "slug": "h100-sxm",
@@ -93,9 +92,7 @@ class GpuListApi(ApiView):
         tags=["catalog"],
     )
     def get(self, request):
-        # Live stock and prices change only with the catalog's version (catalog.pagecache).
-        gpus = catalog_value("api:gpus", lambda: GpuOutputSerializer(api_gpus(), many=True).data)
-        return Response(gpus)
+        return Response(GpuOutputSerializer(api_gpus(), many=True).data)
 
 
 class GpuDetailApi(ApiView):

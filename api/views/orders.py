@@ -1,6 +1,5 @@
 """Quotes and orders: the partner's side of the configurator and of the account pages."""
 
-import functools
 import re
 from collections.abc import Callable
 
@@ -30,14 +29,11 @@ from api.services import (
 )
 from api.views.base import ApiView
 from catalog.models import TERMS, Environment
-from catalog.pagecache import catalog_value
 from hosts.provisioning.keys import order_ssh_keys_set
 from orders.consent import TermsAcceptance
 from orders.models import OrderEvent, OrderStatus
 from orders.services import MAX_ENVIRONMENT_DETAILS, MAX_QUANTITY, order_cancel, quote_build
-from orders.versions import order_lifetime, order_versions
 from payments.services import payment_claim_rate_limited, payment_claim_record
-from rental.responsecache import cached_data
 from rental.text import refuse_control_characters_but_lines
 
 Actor = OrderEvent.Actor
@@ -140,8 +136,6 @@ class ConfigurationInputSerializer(serializers.Serializer):
 
 
 class QuoteApi(ApiView):
-    cached_key_suffices = True  # a price, computed: nothing is reserved nor written
-
     class OutputSerializer(serializers.Serializer):
         gpu = serializers.CharField(source="gpu.slug")
         environment = serializers.CharField(source="environment.slug")
@@ -192,11 +186,7 @@ class QuoteApi(ApiView):
         tags=["orders"],
     )
     def post(self, request):
-        key = _plain_quote_key(request.data)
-        if key is None:
-            return Response(self._quote(request.data))
-        # A refused configuration raises before anything is stored: only prices are kept.
-        return Response(catalog_value(f"api:quote:{key}", lambda: self._quote(request.data)))
+        return Response(self._quote(request.data))
 
     def _quote(self, body) -> dict:
         serializer = ConfigurationInputSerializer(data=body)
@@ -209,38 +199,6 @@ class QuoteApi(ApiView):
             largest_free_block=gpu.largest_free_block,
         )
         return self.OutputSerializer(quote).data
-
-
-QUOTE_FIELDS = frozenset({"gpu", "environment", "quantity", "term_days", "environment_details"})
-
-
-class _QuoteKeySerializer(serializers.Serializer):
-    """A configuration in its plain form, without reading the catalog: "1", "01" and "1.0"
-    are one quantity."""
-
-    gpu = serializers.SlugField(max_length=50)
-    environment = serializers.SlugField(max_length=50)
-    environment_details = serializers.CharField(
-        required=False, allow_blank=True, default="", max_length=MAX_ENVIRONMENT_DETAILS
-    )
-    quantity = serializers.IntegerField(min_value=1, max_value=MAX_QUANTITY)
-    term_days = serializers.ChoiceField(choices=TERMS)
-
-
-def _plain_quote_key(body) -> str | None:
-    """The cache key of a quote that depends on the catalog alone, else None.
-
-    Built from the validated configuration, never the raw body, and only for a body with no
-    other field: valid configurations are few (GPUs x environments x quantities x terms), and
-    one the catalog refuses raises before anything is stored. A custom environment's
-    description is free text: quotes that carry one are priced afresh."""
-    if not isinstance(body, dict) or not set(body) <= QUOTE_FIELDS:
-        return None
-    plain = _QuoteKeySerializer(data=body)
-    if not plain.is_valid() or plain.validated_data["environment_details"]:
-        return None
-    data = plain.validated_data
-    return f"{data['gpu']}:{data['environment']}:{data['quantity']}:{data['term_days']}"
 
 
 IDEMPOTENCY_PARAMETER = OpenApiParameter(
@@ -422,12 +380,7 @@ class OrderDetailApi(ApiView):
         tags=["orders"],
     )
     def get(self, request, number: str):
-        def data():
-            return OrderOutputSerializer(order_or_404(request, number)).data
-
-        versions = order_versions(user_id=request.user.pk, number=number)
-        lifetime = functools.partial(order_lifetime, user_id=request.user.pk, number=number)
-        return Response(cached_data(request, versions=versions, compute=data, lifetime=lifetime))
+        return Response(OrderOutputSerializer(order_or_404(request, number)).data)
 
     class KeysInputSerializer(serializers.Serializer):
         ssh_keys = serializers.ListField(

@@ -24,7 +24,6 @@ from orders.models import NO_SSH_KEY_PROBLEM, Order, OrderEvent, OrderStatus
 from orders.queue import access_late
 from orders.selectors import order_public_keys
 from orders.transitions import order_event_record, order_transition
-from orders.versions import order_changed
 from rental.celery import enqueue_after_commit
 
 S = OrderStatus
@@ -153,7 +152,6 @@ def order_provision(*, order: Order) -> bool:
     if order.environment.requires_details and order.environment_confirmed_at is None:
         # Ready on the host; a custom environment waits for staff to confirm it is installed.
         Order.objects.filter(pk=order.pk, status=S.PROVISIONING).update(**access)
-        order_changed(order_id=order.pk)
         for name, value in access.items():
             setattr(order, name, value)
         return True
@@ -200,7 +198,6 @@ def order_environment_confirm(*, order: Order, actor_user: User) -> bool:
     with transaction.atomic():
         now = timezone.now()
         Order.objects.filter(pk=order.pk).update(environment_confirmed_at=now)
-        order_changed(order_id=order.pk)
         order.environment_confirmed_at = now
         order_event_record(
             order=order, kind=Kind.ENVIRONMENT_CONFIRMED, actor=Actor.STAFF, actor_user=actor_user
@@ -218,7 +215,6 @@ def order_provisioning_flag(
     problem = (f"{reason}: {detail}" if detail else reason)[:255]
     with transaction.atomic():
         Order.objects.filter(pk=order.pk).update(provisioning_problem=problem)
-        order_changed(order_id=order.pk)
         order.provisioning_problem = problem
         data: dict[str, object] = {"attempts": attempts} if attempts else {}
         order_event_record(
@@ -236,7 +232,6 @@ def order_provisioning_retry(*, order: Order, actor_user: User) -> None:
         raise ProvisioningRefused(_("Only a paid order on automatic hosts can be retried."))
     with transaction.atomic():
         Order.objects.filter(pk=order.pk).update(provisioning_problem="")
-        order_changed(order_id=order.pk)
         order.provisioning_problem = ""
         data = {}
         if not order.ssh_keys.exists():
@@ -278,7 +273,6 @@ def order_host_move(*, order: Order, host: Host, actor_user: User) -> None:
             )
         slots_hold(order=order, slots=[Slot(host, index) for index in indices])
         Order.objects.filter(pk=order.pk).update(provisioning_problem="")
-        order_changed(order_id=order.pk)
         order.provisioning_problem = ""
         order_event_record(
             order=order,

@@ -16,7 +16,6 @@ from eth_utils import is_checksum_address
 from accounts.models import User
 from orders.models import Order, OrderEvent
 from orders.transitions import order_event_record
-from orders.versions import order_changed
 from payments.ledger import GOT_NOTHING, Ledger, invoice_ledger
 from payments.locks import order_and_invoices_locked
 from payments.models import Invoice, ScanCursor
@@ -86,7 +85,6 @@ def refunds_owed_sync(
             Refund.objects.filter(pk=current.pk).update(
                 amount=owed, **(since if owed > current.amount else {})
             )
-            order_changed(order_id=order.pk)
 
 
 def order_refund_owed_record(*, order: Order) -> None:
@@ -194,15 +192,13 @@ def refund_open(*, refund: Refund) -> Refund:
     """Staff open the refund to pay it: its address (and amount) are pinned from now on, so
     what staff are shown is what they pay and what the chain check expects."""
     with order_and_invoices_locked(refund.order_id):
-        pinned = (
+        (
             Refund.objects.filter(
                 pk=refund.pk, status__in=[*UNSENT, RefundStatus.REJECTED], pinned_at=None
             )
             .exclude(address="")
             .update(pinned_at=timezone.now())
         )
-        if pinned:
-            order_changed(order_id=refund.order_id)  # its page stops offering the address form
         return Refund.objects.select_related("order", "asset", "chain").get(pk=refund.pk)
 
 

@@ -21,9 +21,8 @@ from django.core.cache import cache
 from django.db import connection, transaction
 from django.utils import timezone
 
-from orders.versions import orders_changed
 from payments.locks import orders_and_invoices_locked
-from payments.models import Asset, Chain, Invoice, ScanCursor, ScannedBlock, Transfer
+from payments.models import Asset, Chain, ScanCursor, ScannedBlock, Transfer
 from payments.watcher.finality import final_height
 from payments.watcher.range_reading import ChainMoved, block_time, range_read, watched_addresses
 from payments.watcher.rpc import InvalidAnswer, RangeTooLarge, RpcClient, RpcError, RpcUnavailable
@@ -129,17 +128,7 @@ def chain_scan(*, chain: Chain, client: RpcClient | None = None) -> ScanReport:
         if not report.error:
             outcome["scanned_at"] = timezone.now()
         ScanCursor.objects.filter(chain=chain).update(**outcome)
-    confirming_orders_changed(chain=chain)
     return report
-
-
-def confirming_orders_changed(*, chain: Chain) -> None:
-    """While a transfer confirms, its order's pages count its confirmations from the chain's
-    head: they change with every block scanned, and only theirs."""
-    confirming = Invoice.objects.filter(
-        transfers__chain=chain, transfers__status=Transfer.Status.SEEN
-    )
-    orders_changed(order_ids=set(confirming.values_list("order_id", flat=True)))
 
 
 def _scan(*, chain: Chain, client: RpcClient, report: ScanReport) -> None:

@@ -17,7 +17,6 @@ from orders.errors import UnitsGone
 from orders.models import Order, OrderEvent, OrderStatus
 from orders.stock import order_paying_transition
 from orders.transitions import order_event_record, order_transition
-from orders.versions import order_changed
 from payments.ledger import GOT_NOTHING, invoice_ledger
 from payments.locks import order_and_invoices_locked, orders_and_invoices_locked
 from payments.models import Asset, Chain, Invoice, Transfer
@@ -248,7 +247,6 @@ def invoice_settle(*, invoice_id: int) -> None:
         invoice.amount_received, invoice.amount_pending = confirmed, pending
         invoice.multiple = len(counted) > 1
         invoice.save(update_fields=["amount_received", "amount_pending", "multiple"])
-        order_changed(order_id=invoice.order_id)
         left = {"left": str(max(due - confirmed - pending, Decimal(0)))}
         if 0 < confirmed + pending < enough:
             _flag(

@@ -94,7 +94,6 @@ HOOKS: dict[str, dict[str, str]] = {
     },
     "order_email_sections": {"payment": "payments.notifications.order_payment_email_section"},
     "order_email_attachments": {"billing": "billing.notifications.order_event_invoice_attachment"},
-    "order_version_parts": {"payments": "payments.versions.order_payment_version_parts"},
     # Questions the catalog asks (catalog.hooks): the units orders leave free, and who turns a
     # seeded GPU model's stock into machines.
     "catalog_availability": {"orders": "orders.stock.gpus_with_availability"},
@@ -112,7 +111,7 @@ MIDDLEWARE = [
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "accounts.middleware.AuthenticationMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django_otp.middleware.OTPMiddleware",
     "accounts.middleware.TimeZoneMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -139,8 +138,6 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.i18n",
                 "rental.context_processors.site",
-                # Last, so that a page rendered to be stored holds no CSRF token.
-                "rental.responsecache.csrf_placeholder",
             ],
         },
     },
@@ -162,26 +159,22 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 else:
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
-# Django's PostgreSQL backend with a health check that costs no round trip.
-POSTGRESQL_ENGINE = "rental.postgresql"
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    DATABASES["default"]["ENGINE"] = POSTGRESQL_ENGINE
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# --- Cache (rate limits, throttles, stored pages: rental.responsecache) --------
+# --- Cache (rate limits, throttles, anonymous catalog pages) -------------------
 REDIS_CACHE_URL = env("REDIS_CACHE_URL", default="")
 # Every key holds the release: a rolling deploy's two releases never read each other's values.
 RELEASE = env("RELEASE", default="") or code_release(BASE_DIR)
 # A Redis that stops answering (rather than refusing: SIGSTOP, a half-open connection) costs
-# a request at most this once, then counts as unreachable for a moment (rental.cache), and the
-# request goes on without it or answers 503 (rental.cachesafe, rental.middleware): never a
-# hung worker. The same bounds hold for the broker and the result backend below.
+# a cache call at most this, and the request goes on without it or answers 503
+# (catalog.views, rental.middleware): never a hung worker. Signed-in pages make no cache
+# call but a rate limit's. The same bounds hold for the broker and the result backend below.
 REDIS_SOCKET_TIMEOUTS = {"socket_connect_timeout": 0.4, "socket_timeout": 0.4}
 REDIS_CACHE_OPTIONS = dict(REDIS_SOCKET_TIMEOUTS)
 if REDIS_CACHE_URL:
     CACHES = {
         "default": {
-            "BACKEND": "rental.cache.RedisCache",
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_CACHE_URL,
             "OPTIONS": REDIS_CACHE_OPTIONS,
             "VERSION": RELEASE,
@@ -195,6 +188,11 @@ else:
             "VERSION": RELEASE,
         }
     }
+
+# Anonymous catalog pages (catalog.views.cached_for_visitors) come from Django's per-view cache
+# for this long: stock and prices a few seconds late at most, an order re-checks them under
+# its lock. Signed-in pages and API answers are never cached.
+CATALOG_PAGE_CACHE_SECONDS = 10
 
 # --- Accounts ----------------------------------------------------------------
 AUTH_USER_MODEL = "accounts.User"
@@ -594,7 +592,7 @@ API_WEBHOOK_SLOW_SECONDS = 3.0
 API_WEBHOOK_PAUSE_AFTER_FAILURES = 5
 
 # --- Security --------------------------------------------------------------------
-SESSION_ENGINE = "accounts.sessions"
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False
 X_FRAME_OPTIONS = "DENY"

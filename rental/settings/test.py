@@ -1,12 +1,11 @@
 """The test suite: real PostgreSQL and Redis on this machine (see tests/conftest.py)."""
 
 from .base import *  # noqa: F403
-from .base import POSTGRESQL_ENGINE, env
+from .base import env
 
 DATABASES = {
     "default": env.db("DATABASE_URL", default="postgres://postgres@127.0.0.1:5432/rental"),
 }
-DATABASES["default"]["ENGINE"] = POSTGRESQL_ENGINE
 # Two suites may run at once on one machine (two developers, or CI beside a developer):
 # each picks its own test database and Redis databases through these variables.
 DATABASES["default"]["TEST"] = {"NAME": env("TEST_DB_NAME", default="test_rental")}
@@ -18,8 +17,9 @@ CELERY_RESULT_BACKEND = env("CELERY_RESULT_BACKEND", default=f"{REDIS_URL}/{_bro
 CELERY_BROKER_TRANSPORT_OPTIONS = REDIS_BROKER_TRANSPORT_OPTIONS  # noqa: F405
 CACHES = {
     "default": {
-        "BACKEND": "rental.cache.RedisCache",
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": f"{REDIS_URL}/{_cache_db}",
+        "OPTIONS": REDIS_CACHE_OPTIONS,  # noqa: F405
         "KEY_PREFIX": "test",
         "VERSION": RELEASE,  # noqa: F405
     }

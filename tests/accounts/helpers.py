@@ -4,10 +4,7 @@ import re
 from smtplib import SMTPServerDisconnected
 
 from django.core import mail
-from django.core.cache import cache
 from django.core.mail.backends.base import BaseEmailBackend
-
-from accounts.sessioncache import session_cache_key
 
 
 class MailServerDown(BaseEmailBackend):
@@ -46,9 +43,3 @@ def account_deactivated_by_staff(admin_client, user) -> None:
     data.update({"date_joined_1": "10:00:00", "language": user.language})
     response = admin_client.post(f"/admin/accounts/user/{user.pk}/change/", data)
     assert response.status_code == 302, response.context["adminform"].form.errors
-
-
-def session_mark_lapsed(session_key: str) -> None:
-    """As LIFETIME seconds after the session was saved (signing in leaves a "forgotten" mark,
-    accounts.sessioncache): its next read from the database is stored."""
-    cache.delete(session_cache_key(session_key))

@@ -61,7 +61,7 @@ def test_a_mail_outage_never_fails_a_password_reset_or_a_sign_up(
         reset = client.post("/en/accounts/password/reset/", {"email": customer.email})
         signup = _signup(client, "newcomer@example.com")
     assert (reset.status_code, signup.status_code) == (302, 302)
-    # Two mails queued (the other callbacks forget cached sessions: accounts.sessioncache).
+    # Two mails queued.
     assert sum(getattr(callback, "func", None) is _mail_enqueue for callback in queued) == 2
     assert User.objects.filter(email="newcomer@example.com").exists()
 

@@ -1,20 +1,18 @@
 """What one web process changes, another refuses at its very next request: revocation, a new
 password, deactivation, logout. The other process is a real one (forked, its own database
 connection and Redis connections), asked over a pipe: nothing it could have kept in its own
-memory may answer for the database or the shared cache."""
+memory may answer for the database."""
 
 import multiprocessing
 from collections.abc import Iterator
 
 import pytest
 from django.contrib.auth import SESSION_KEY
-from django.core.cache import cache
 from django.db import connections
 from django.test import Client
 
 from accounts.services import account_password_changed, api_key_create, api_key_revoke
-from accounts.sessioncache import session_cache_key
-from tests.accounts.helpers import account_deactivated_by_staff, session_mark_lapsed
+from tests.accounts.helpers import account_deactivated_by_staff
 from tests.payments.helpers import order_with_invoice
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -73,7 +71,7 @@ def _key_headers(user) -> dict:
 
 
 def _both_answer(other_process, client, path: str, **asked) -> list[int]:
-    """This process and the other one, each asking twice (the second from the cache)."""
+    """This process and the other one, each asking twice."""
     here = [client.get(path).status_code for _ in range(2)]
     there = [other_process.get(path, **asked) for _ in range(2)]
     return here + there
@@ -118,14 +116,11 @@ def test_a_session_logged_out_here_is_refused_by_the_other_process_at_its_next_r
 
 
 def _signed_in_both(other_process, client, customer, order) -> tuple[str, dict]:
-    """The customer signed in, its order page answered twice on each process (the second
-    time from the cached session, accounts.sessioncache)."""
+    """The customer signed in, its order page answered twice on each process."""
     client.force_login(customer)
-    session_mark_lapsed(client.session.session_key)
     cookies = {name: morsel.value for name, morsel in client.cookies.items()}
     path = PAGE_URL.format(number=order.number)
     assert _both_answer(other_process, client, path, cookies=cookies) == [200] * 4
-    assert cache.get(session_cache_key(client.session.session_key))["account"]
     return path, cookies
 
 
