@@ -152,7 +152,11 @@ def extension_create(
         raise OrderError(_("Choose a term of 3, 7 or 30 days."), field="term_days")
     accepted = terms_in_force(terms)
     with transaction.atomic():
-        locked = Order.objects.select_for_update().select_related("gpu").get(pk=rental.pk)
+        # The rental's row alone: its GPU's would hold back every buyer of that model, and is
+        # locked after the order on every path (docs/ARCHITECTURE.md, Locks).
+        locked = (
+            Order.objects.select_for_update(of=("self",)).select_related("gpu").get(pk=rental.pk)
+        )
         now = timezone.now()
         refusal = extension_refusal(rental=locked, now=now)
         if refusal is not None:

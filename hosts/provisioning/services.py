@@ -253,12 +253,16 @@ def order_provisioning_retry(*, order: Order, actor_user: User) -> None:
 def order_host_move(*, order: Order, host: Host, actor_user: User) -> None:
     """Staff move an order whose access is not granted yet to another host (its own stays
     down): its slots are released and taken there under the GPU row lock, then provisioning
-    runs again on an `ssh` host (on a manual one staff go on by hand)."""
-    if order.status not in (S.PAID, S.PROVISIONING) or order.access_host:
-        raise ProvisioningRefused(_("Only a paid order without access yet can change host."))
+    runs again on an `ssh` host (on a manual one staff go on by hand).
+
+    The order's row is locked before the GPU's (the one lock order, docs/ARCHITECTURE.md): an
+    extension being created locks the order, then inserts a row pointing at the GPU."""
     if host.gpu_id != order.gpu_id or not host.is_active:
         raise ProvisioningRefused(_("Choose an active host of the order's GPU model."))
     with transaction.atomic():
+        locked = Order.objects.select_for_update().get(pk=order.pk)
+        if locked.status not in (S.PAID, S.PROVISIONING) or locked.access_host:
+            raise ProvisioningRefused(_("Only a paid order without access yet can change host."))
         GpuModel.objects.select_for_update().get(pk=order.gpu_id)
         before = slots_by_host(
             order.slot_holds.filter(released_at__isnull=True).select_related("host")

@@ -41,10 +41,13 @@ def _waits_for_a_lock(pid: int) -> bool:
     return row is not None and row[0] == "Lock"
 
 
-def race(*, pause_after: dict[str, str] | None = None, **works) -> dict[str, object]:
+def race(
+    *, pause_after: dict[str, str] | None = None, leader: str | None = None, **works
+) -> dict[str, object]:
     """Run the two `works` at once, overlapping as described above; their results or errors.
 
     `pause_after` names, for a work, the SQL after which it pauses instead of its first lock.
+    `leader` names the work that takes its first lock first: the other starts once it holds it.
     """
     (first, second) = works
     markers = {name: "FOR UPDATE" for name in works} | (pause_after or {})
@@ -67,6 +70,8 @@ def race(*, pause_after: dict[str, str] | None = None, **works) -> dict[str, obj
         try:
             pids[name] = _backend_pid()
             start.wait(timeout=10)
+            if leader not in (None, name):
+                locked[leader].wait(timeout=10)
             with connection.execute_wrapper(after_first_lock):
                 outcome[name] = works[name]()
         except Exception as error:  # the test reports what each worker met
