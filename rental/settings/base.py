@@ -388,13 +388,17 @@ CELERY_TASK_SOFT_TIME_LIMIT = 60
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Separate queues for separate promises, each consumed by its own worker (Procfile,
 # docker-compose.yml): crediting payments never waits behind a customer's slow webhook
-# receiver or an SMTP server.
+# receiver or an SMTP server. Every task of the project is named here, its queue chosen
+# (tests/rental/test_task_routes.py): none lands on `default` for want of a line.
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {
-    # Scans, confirmations and "I've paid" checks.
+    # Reads of the chains: scans, confirmations, "I've paid" checks, ether sent by contracts,
+    # and the Chainlink rates new invoices are priced at.
     "payments.tasks.chains_scan_task": {"queue": "chain"},
     "payments.tasks.chain_scan_task": {"queue": "chain"},
     "payments.tasks.invoice_check_task": {"queue": "chain"},
+    "payments.tasks.native_balances_check_task": {"queue": "chain"},
+    "payments.tasks.rates_refresh_task": {"queue": "chain"},
     # Refund transactions checked on chain, and their beat.
     "payments.tasks.refund_verify_task": {"queue": "chain"},
     "payments.tasks.refunds_verify_pending_task": {"queue": "chain"},
@@ -405,7 +409,18 @@ CELERY_TASK_ROUTES = {
     "hosts.tasks.order_access_revoke_task": {"queue": "hosts"},
     "hosts.tasks.order_keys_sync_task": {"queue": "hosts"},
     "hosts.tasks.rentals_purge_task": {"queue": "hosts"},
-    # Everything else (order events, e-mails, sweeps, rates) goes to the default queue.
+    # Order events, e-mails and the sweeps that queue them again.
+    "orders.tasks.order_event_dispatch_task": {"queue": "default"},
+    "orders.tasks.orders_dispatch_pending_task": {"queue": "default"},
+    "orders.tasks.orders_expire_task": {"queue": "default"},
+    "orders.tasks.orders_complete_task": {"queue": "default"},
+    "orders.tasks.orders_remind_ending_task": {"queue": "default"},
+    "accounts.tasks.mail_send_task": {"queue": "default"},
+    "accounts.tasks.mails_unsent_queue_task": {"queue": "default"},
+    "accounts.tasks.sessions_clear_expired_task": {"queue": "default"},
+    "api.tasks.webhook_deliveries_due_task": {"queue": "default"},
+    "api.tasks.webhook_endpoint_paused_notify_task": {"queue": "default"},
+    "rental.ping": {"queue": "default"},
 }
 # Automatic provisioning of `ssh` hosts (hosts.provisioning). The store's private key is a
 # file named here, never in the database; the hosts' keys are checked against a known_hosts
