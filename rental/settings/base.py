@@ -13,6 +13,7 @@ from rental.settings.environment import (
     BillingSettings,
     PaymentSettings,
     RentalSettings,
+    ServerSettings,
     StoreSettings,
 )
 
@@ -26,9 +27,10 @@ _payments = PaymentSettings.from_environment()
 _store = StoreSettings.from_environment()
 _rental = RentalSettings.from_environment()
 _billing = BillingSettings.from_environment()
+_server = ServerSettings.from_environment()
 
 SECRET_KEY = env("DJANGO_SECRET_KEY", default="insecure-local-development-key-change-me")
-DEBUG = env.bool("DJANGO_DEBUG", default=False)
+DEBUG = _server.DJANGO_DEBUG
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
@@ -160,7 +162,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": 20,
     }
 else:
-    DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
+    DATABASES["default"]["CONN_MAX_AGE"] = _server.DATABASE_CONN_MAX_AGE
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 # Django's PostgreSQL backend with a health check that costs no round trip.
 POSTGRESQL_ENGINE = "rental.postgresql"
@@ -563,7 +565,7 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_CLASSES": ["api.throttling.ApiKeyRateThrottle"],
     # Per API key (or per user for a browser session); "I've paid" is also limited per
     # account and per order (PAYMENTS_CLAIM_*_RATE_LIMIT), whatever the key.
-    "DEFAULT_THROTTLE_RATES": {"api": env("API_THROTTLE_RATE", default="600/min")},
+    "DEFAULT_THROTTLE_RATES": {"api": _server.API_THROTTLE_RATE},
     "DEFAULT_PARSER_CLASSES": ["api.parsers.BoundedJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "api.negotiation.RememberingContentNegotiation",
@@ -596,9 +598,9 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 # Request bodies above this size get a JSON 413 before any parsing.
-API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=64 * 1024)
+API_MAX_BODY_BYTES = _server.API_MAX_BODY_BYTES
 # Webhook targets must be https and public; development and tests may allow http + loopback.
-API_WEBHOOK_ALLOW_LOCAL_TARGETS = env.bool("API_WEBHOOK_ALLOW_LOCAL_TARGETS", default=False)
+API_WEBHOOK_ALLOW_LOCAL_TARGETS = _server.API_WEBHOOK_ALLOW_LOCAL_TARGETS
 API_WEBHOOK_TIMEOUT_SECONDS = 5
 # A receiver that does not even accept the connection quickly is not waited for.
 API_WEBHOOK_CONNECT_TIMEOUT_SECONDS = 2
@@ -635,7 +637,7 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
+    "root": {"handlers": ["console"], "level": _server.LOG_LEVEL},
     # The invoice PDF's libraries narrate every step at INFO.
     "loggers": {
         name: {"level": "WARNING"} for name in ("weasyprint", "weasyprint.progress", "factur-x")
