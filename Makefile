@@ -87,10 +87,13 @@ format: $(BIN)/.installed
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-# Regenerates requirements.lock from pyproject.toml.
+# Regenerates requirements.lock (development and tests) from pyproject.toml, then the image's
+# requirements-runtime.lock: the runtime dependencies alone, at requirements.lock's pins.
 lock: $(BIN)/.installed
 	$(BIN)/pip-compile --quiet --extra dev --strip-extras --no-emit-index-url \
 		--no-emit-find-links -o requirements.lock pyproject.toml
+	$(BIN)/pip-compile --quiet --strip-extras --no-emit-index-url --no-emit-find-links \
+		--constraint requirements.lock -o requirements-runtime.lock pyproject.toml
 
 bench: deps compilemessages
 	command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk)
