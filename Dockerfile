@@ -4,8 +4,9 @@ WORKDIR /app
 # Pango and a font: WeasyPrint draws the invoices' PDF with them.
 RUN apt-get update && apt-get install -y --no-install-recommends gettext libpango-1.0-0 \
     libpangoft2-1.0-0 fonts-dejavu-core && rm -rf /var/lib/apt/lists/*
-COPY requirements.lock .
-RUN pip install --no-cache-dir -r requirements.lock
+# The runtime dependencies alone (`make lock`): no test runner, browser driver or type checker.
+COPY requirements-runtime.lock .
+RUN pip install --no-cache-dir -r requirements-runtime.lock
 COPY . .
 # Build steps need no secret: local settings, only to compile translations and gather statics.
 RUN DJANGO_SETTINGS_MODULE=rental.settings.local python manage.py compilemessages -v0 \

@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 MANAGE := $(BIN)/python manage.py
-APPS := accounts catalog orders hosts payments billing api
+APPS := accounts catalog orders hosts payments billing api backoffice
 
 .PHONY: run test lint format messages compilemessages lock deps bench services-check system-packages contracts clean
 
@@ -75,6 +75,8 @@ services-check: $(BIN)/.installed
 test: deps compilemessages system-packages services-check
 	$(BIN)/pytest --durations=15 $(PYTEST_ARGS)
 
+# Style, the app layers (`[tool.importlinter]`), import circles, types, missing migrations: the
+# README's `make lint` row names each command, and tests/rental/test_docs.py keeps it true.
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -87,10 +89,13 @@ format: $(BIN)/.installed
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-# Regenerates requirements.lock from pyproject.toml.
+# Regenerates requirements.lock (development and tests) from pyproject.toml, then the image's
+# requirements-runtime.lock: the runtime dependencies alone, at requirements.lock's pins.
 lock: $(BIN)/.installed
 	$(BIN)/pip-compile --quiet --extra dev --strip-extras --no-emit-index-url \
 		--no-emit-find-links -o requirements.lock pyproject.toml
+	$(BIN)/pip-compile --quiet --strip-extras --no-emit-index-url --no-emit-find-links \
+		--constraint requirements.lock -o requirements-runtime.lock pyproject.toml
 
 bench: deps compilemessages
 	command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk)

@@ -1,6 +1,6 @@
 """Celery entry points of the watcher: thin, and safe to run twice.
 
-They run on the `chain` queue (CELERY_TASK_ROUTES), which nothing else shares. Nothing there
+They run on the `chain` queue (CELERY_TASK_ROUTES), which nothing else shares. No scan
 expires: instead of dropping late scans, at most one scan per chain waits in the queue.
 """
 

@@ -12,12 +12,20 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
 
 def answers(question: str) -> dict[str, Callable[..., Any]]:
-    """The functions answering `question`, by name, in the table's order (none: empty)."""
-    return dict(_imported(tuple(settings.HOOKS.get(question, {}).items())))
+    """The functions answering `question`, by name, in the table's order (a question held with
+    no answers: empty). A question the table does not hold raises: a misspelt or renamed key
+    would otherwise read as "nobody objects" (every order expirable, no section shown)."""
+    try:
+        entries = settings.HOOKS[question]
+    except KeyError:
+        message = f"No question {question!r} in settings.HOOKS (rental/settings/base.py)"
+        raise ImproperlyConfigured(message) from None
+    return dict(_imported(tuple(entries.items())))
 
 
 @functools.lru_cache(maxsize=64)

@@ -13,6 +13,7 @@ from rental.settings.environment import (
     BillingSettings,
     PaymentSettings,
     RentalSettings,
+    ServerSettings,
     StoreSettings,
 )
 
@@ -26,9 +27,10 @@ _payments = PaymentSettings.from_environment()
 _store = StoreSettings.from_environment()
 _rental = RentalSettings.from_environment()
 _billing = BillingSettings.from_environment()
+_server = ServerSettings.from_environment()
 
 SECRET_KEY = env("DJANGO_SECRET_KEY", default="insecure-local-development-key-change-me")
-DEBUG = env.bool("DJANGO_DEBUG", default=False)
+DEBUG = _server.DJANGO_DEBUG
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
@@ -157,7 +159,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": 20,
     }
 else:
-    DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
+    DATABASES["default"]["CONN_MAX_AGE"] = _server.DATABASE_CONN_MAX_AGE
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -386,13 +388,17 @@ CELERY_TASK_SOFT_TIME_LIMIT = 60
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Separate queues for separate promises, each consumed by its own worker (Procfile,
 # docker-compose.yml): crediting payments never waits behind a customer's slow webhook
-# receiver or an SMTP server.
+# receiver or an SMTP server. Every task of the project is named here, its queue chosen
+# (tests/rental/test_task_routes.py): none lands on `default` for want of a line.
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {
-    # Scans, confirmations and "I've paid" checks.
+    # Reads of the chains: scans, confirmations, "I've paid" checks, ether sent by contracts,
+    # and the Chainlink rates new invoices are priced at.
     "payments.tasks.chains_scan_task": {"queue": "chain"},
     "payments.tasks.chain_scan_task": {"queue": "chain"},
     "payments.tasks.invoice_check_task": {"queue": "chain"},
+    "payments.tasks.native_balances_check_task": {"queue": "chain"},
+    "payments.tasks.rates_refresh_task": {"queue": "chain"},
     # Refund transactions checked on chain, and their beat.
     "payments.tasks.refund_verify_task": {"queue": "chain"},
     "payments.tasks.refunds_verify_pending_task": {"queue": "chain"},
@@ -403,7 +409,18 @@ CELERY_TASK_ROUTES = {
     "hosts.tasks.order_access_revoke_task": {"queue": "hosts"},
     "hosts.tasks.order_keys_sync_task": {"queue": "hosts"},
     "hosts.tasks.rentals_purge_task": {"queue": "hosts"},
-    # Everything else (order events, e-mails, sweeps, rates) goes to the default queue.
+    # Order events, e-mails and the sweeps that queue them again.
+    "orders.tasks.order_event_dispatch_task": {"queue": "default"},
+    "orders.tasks.orders_dispatch_pending_task": {"queue": "default"},
+    "orders.tasks.orders_expire_task": {"queue": "default"},
+    "orders.tasks.orders_complete_task": {"queue": "default"},
+    "orders.tasks.orders_remind_ending_task": {"queue": "default"},
+    "accounts.tasks.mail_send_task": {"queue": "default"},
+    "accounts.tasks.mails_unsent_queue_task": {"queue": "default"},
+    "accounts.tasks.sessions_clear_expired_task": {"queue": "default"},
+    "api.tasks.webhook_deliveries_due_task": {"queue": "default"},
+    "api.tasks.webhook_endpoint_paused_notify_task": {"queue": "default"},
+    "rental.ping": {"queue": "default"},
 }
 # Automatic provisioning of `ssh` hosts (hosts.provisioning). The store's private key is a
 # file named here, never in the database; the hosts' keys are checked against a known_hosts
@@ -546,7 +563,7 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_CLASSES": ["api.throttling.ApiKeyRateThrottle"],
     # Per API key (or per user for a browser session); "I've paid" is also limited per
     # account and per order (PAYMENTS_CLAIM_*_RATE_LIMIT), whatever the key.
-    "DEFAULT_THROTTLE_RATES": {"api": env("API_THROTTLE_RATE", default="600/min")},
+    "DEFAULT_THROTTLE_RATES": {"api": _server.API_THROTTLE_RATE},
     "DEFAULT_PARSER_CLASSES": ["api.parsers.BoundedJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "api.negotiation.RememberingContentNegotiation",
@@ -579,9 +596,9 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 # Request bodies above this size get a JSON 413 before any parsing.
-API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=64 * 1024)
+API_MAX_BODY_BYTES = _server.API_MAX_BODY_BYTES
 # Webhook targets must be https and public; development and tests may allow http + loopback.
-API_WEBHOOK_ALLOW_LOCAL_TARGETS = env.bool("API_WEBHOOK_ALLOW_LOCAL_TARGETS", default=False)
+API_WEBHOOK_ALLOW_LOCAL_TARGETS = _server.API_WEBHOOK_ALLOW_LOCAL_TARGETS
 API_WEBHOOK_TIMEOUT_SECONDS = 5
 # A receiver that does not even accept the connection quickly is not waited for.
 API_WEBHOOK_CONNECT_TIMEOUT_SECONDS = 2
@@ -618,7 +635,7 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
+    "root": {"handlers": ["console"], "level": _server.LOG_LEVEL},
     # The invoice PDF's libraries narrate every step at INFO.
     "loggers": {
         name: {"level": "WARNING"} for name in ("weasyprint", "weasyprint.progress", "factur-x")

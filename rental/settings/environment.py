@@ -7,9 +7,10 @@ some variables hold passwords.
 """
 
 import os
+import re
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import Annotated
+from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
@@ -164,6 +165,34 @@ class BillingSettings(EnvironmentSettings):
         return value
 
 
+class ServerSettings(EnvironmentSettings):
+    """How every process runs: debug pages, database connections, the log, the partner API."""
+
+    DJANGO_DEBUG: bool = False
+    # Seconds a PostgreSQL connection is kept for the next request (0: closed after each).
+    DATABASE_CONN_MAX_AGE: int = Field(60, ge=0, le=3600)
+    LOG_LEVEL: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
+    # Requests per API key. DRF parses it at request time: one that does not parse would
+    # answer 500 to every API request instead of stopping the process here.
+    API_THROTTLE_RATE: str = "600/min"
+    API_MAX_BODY_BYTES: int = Field(64 * 1024, ge=1024, le=100 * 1024 * 1024)
+    API_WEBHOOK_ALLOW_LOCAL_TARGETS: bool = False
+
+    @field_validator("API_THROTTLE_RATE")
+    @classmethod
+    def _drf_rate(cls, value: str) -> str:
+        if not re.fullmatch(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)", value):
+            raise ValueError("must be requests per s, min, hour or day, e.g. 600/min")
+        return value
+
+
+class LocalSettings(EnvironmentSettings):
+    """`make run` on one machine: debug pages on, and this machine's GPU host."""
+
+    DJANGO_DEBUG: bool = True
+    LOCAGPU_LOCAL_SSH_PORT: int = Field(2222, ge=1, le=65535)
+
+
 class ProductionSettings(EnvironmentSettings):
     """What production refuses to start without: no SQLite, no filesystem broker or cache,
     no guessed host names, and links in e-mails that are https."""
@@ -174,6 +203,8 @@ class ProductionSettings(EnvironmentSettings):
     REDIS_CACHE_URL: str
     ALLOWED_HOSTS: str
     SITE_URL: HttpUrlText
+    DJANGO_SECURE_SSL_REDIRECT: bool = True
+    DJANGO_SECURE_HSTS_SECONDS: int = Field(60 * 60 * 24 * 365, ge=0)
 
     @field_validator("DATABASE_URL")
     @classmethod

@@ -2,15 +2,18 @@
 
 from .base import *  # noqa: F403
 from .base import VAR_DIR, env
+from .environment import LocalSettings
 
-DEBUG = env.bool("DJANGO_DEBUG", default=True)
+_local = LocalSettings.from_environment()
+
+DEBUG = _local.DJANGO_DEBUG
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
 EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
 # Webhook receivers on this machine (http://127.0.0.1:...) are fine while developing.
 API_WEBHOOK_ALLOW_LOCAL_TARGETS = True
 # The GPU host of this machine: an sshd on 127.0.0.1 the Procfile starts (`manage.py
 # local_gpu_host` writes its keys and config under var/ssh), reached with the store's key there.
-LOCAL_GPU_HOST_PORT = env.int("LOCAGPU_LOCAL_SSH_PORT", default=2222)
+LOCAL_GPU_HOST_PORT = _local.LOCAGPU_LOCAL_SSH_PORT
 PROVISIONING_KEY_FILE = PROVISIONING_KEY_FILE or str(VAR_DIR / "ssh" / "store_key")  # noqa: F405
 PROVISIONING_KNOWN_HOSTS = PROVISIONING_KNOWN_HOSTS or str(VAR_DIR / "ssh" / "known_hosts")  # noqa: F405
 # The devnet's first paying account (anvil's account 1) sends the refunds while developing.

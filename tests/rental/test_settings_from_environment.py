@@ -48,12 +48,31 @@ def check(env: dict[str, str]) -> subprocess.CompletedProcess:
         ("ORDER_PAYMENT_WINDOW_MINUTES", "0"),
         ("SITE_URL", "gpu.example.com"),
         ("HEALTHZ_TOKEN", "short"),
+        ("API_THROTTLE_RATE", "lots"),  # a 500 on every API request before, not at start
+        ("API_THROTTLE_RATE", "0/min"),
+        ("API_MAX_BODY_BYTES", "64k"),
+        ("API_MAX_BODY_BYTES", "0"),
+        ("API_WEBHOOK_ALLOW_LOCAL_TARGETS", "yes please"),
+        ("DATABASE_CONN_MAX_AGE", "forever"),
+        ("DATABASE_CONN_MAX_AGE", "-1"),
+        ("DJANGO_DEBUG", "yes please"),
+        ("LOG_LEVEL", "verbose"),
+        ("LOCAGPU_LOCAL_SSH_PORT", "70000"),
     ],
 )
 def test_a_bad_setting_stops_manage_py_check_naming_the_variable(variable, value):
     result = check({"DJANGO_SETTINGS_MODULE": "rental.settings.local", variable: value})
     assert result.returncode != 0, result.stdout
     assert f"{variable}:" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [("API_THROTTLE_RATE", "100/hour"), ("API_THROTTLE_RATE", "5/s"), ("DJANGO_DEBUG", "false")],
+)
+def test_a_good_value_is_accepted(variable, value):
+    result = check({"DJANGO_SETTINGS_MODULE": "rental.settings.local", variable: value})
+    assert result.returncode == 0, result.stderr
 
 
 def test_a_tolerance_of_half_a_percent_is_accepted():
@@ -87,6 +106,8 @@ def test_production_without_a_required_variable_refuses_to_start(missing):
         ("ALLOWED_HOSTS", ""),
         ("SITE_URL", "http://gpu.example.com"),
         ("DJANGO_SECRET_KEY", "short"),
+        ("DJANGO_SECURE_SSL_REDIRECT", "sometimes"),
+        ("DJANGO_SECURE_HSTS_SECONDS", "a year"),
     ],
 )
 def test_production_refuses_a_development_value(variable, value):
