@@ -17,7 +17,6 @@ from rental.settings.environment import (
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
-VAR_DIR = BASE_DIR / "var"
 
 env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
@@ -26,6 +25,7 @@ _payments = PaymentSettings.from_environment()
 _store = StoreSettings.from_environment()
 _rental = RentalSettings.from_environment()
 _billing = BillingSettings.from_environment()
+VAR_DIR = Path(_rental.LOCAGPU_VAR_DIR or BASE_DIR / "var")
 
 SECRET_KEY = env("DJANGO_SECRET_KEY", default="insecure-local-development-key-change-me")
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
