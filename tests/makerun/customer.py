@@ -50,7 +50,9 @@ class Customer:
             target = urlsplit(form.get("action") or page.url).path
             if target == action and (not holding or holding[1] in data.get(holding[0], [])):
                 found.append((form, data))
-        assert found, f"no form posting to {action} {holding} on {page.url}"
+        assert found, f"no form to {action} {holding} on {page.url} ({page.status_code})\n" + (
+            self.summary()
+        )
         form, data = found[0]
         for name, value in values.items():
             data[name] = value if isinstance(value, list) else [str(value)]
