@@ -4,6 +4,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 MANAGE := $(BIN)/python manage.py
+# `make run`'s state: var/ in the clone unless LOCAGPU_VAR_DIR names another directory.
+VAR := $(or $(LOCAGPU_VAR_DIR),var)
 APPS := accounts catalog orders hosts payments billing api backoffice
 
 .PHONY: run test lint format messages compilemessages lock deps bench services-check system-packages contracts clean
@@ -32,7 +34,7 @@ messages: $(BIN)/.installed
 	done
 
 run: deps compilemessages
-	mkdir -p var/celery/queue var/celery/processed var/celery/control
+	mkdir -p $(VAR)/celery/queue $(VAR)/celery/processed $(VAR)/celery/control
 	$(MANAGE) migrate --no-input
 	$(MANAGE) seed_catalog --if-empty
 	# The GPU host of this machine: sshd on 127.0.0.1 (Procfile `sshd`), keys under var/ssh.

@@ -6,6 +6,7 @@ through its own authorized_keys lines. Production hosts keep an account per rent
 
 import getpass
 import os
+import stat
 import subprocess
 from pathlib import Path
 
@@ -52,7 +53,34 @@ def _keypair(path: Path, comment: str) -> Path:
     return path
 
 
-def _sshd_config(*, directory: Path, port: int) -> str:
+class LocalHostRefused(Exception):
+    """Another user could replace the local host's keys: it is not started."""
+
+
+def _strict_modes_accept(directory: Path) -> bool:
+    """Whether sshd's StrictModes accepts key files in `directory`: it refuses any folder above
+    them, up to the home directory, that a user other than the owner or root may write to,
+    even /tmp. A clone under /tmp is safe all the same, as /tmp is sticky: no other user may
+    rename or remove the folders the owner made there. False in that case only; raises
+    LocalHostRefused where another user could really swap the files."""
+    uid, home = os.geteuid(), Path.home().resolve()
+    strict = True
+    folder = directory.resolve()
+    for above in [folder, *folder.parents]:
+        info = above.stat()
+        if info.st_uid not in (0, uid):
+            raise LocalHostRefused(f"{above} belongs to another user (uid {info.st_uid})")
+        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            if above == folder or not info.st_mode & stat.S_ISVTX:
+                mode = stat.filemode(info.st_mode)
+                raise LocalHostRefused(f"other users may write to {above} ({mode})")
+            strict = False
+        if above == home:
+            break
+    return strict
+
+
+def _sshd_config(*, directory: Path, port: int, strict_modes: bool) -> str:
     workspaces = directory.parent / "workspaces"
     shared = " ".join(
         [
@@ -62,8 +90,14 @@ def _sshd_config(*, directory: Path, port: int) -> str:
             f"LOCAGPU_WORKSPACES={workspaces}",
         ]
     )
+    strict_modes_line = (
+        ""
+        if strict_modes
+        else "# Under a sticky world-writable folder such as /tmp, which StrictModes refuses:\n"
+        "# local_gpu_host checked that no other user can replace these files.\nStrictModes no\n"
+    )
     return f"""# Written by `manage.py local_gpu_host` (hosts/local.py).
-Port {port}
+{strict_modes_line}Port {port}
 ListenAddress 127.0.0.1
 HostKey {directory / "host_key"}
 PidFile {directory / "sshd.pid"}
@@ -75,8 +109,10 @@ AllowUsers {getpass.getuser()}
 
 def local_host_prepare(*, directory: Path, port: int) -> Path:
     """Write (or keep) the local host's keys and config; returns the sshd_config to start
-    `sshd -D -e -f` with. Run again, it keeps its keys and the rentals' lines."""
+    `sshd -D -e -f` with. Run again, it keeps its keys and the rentals' lines. Raises
+    LocalHostRefused where another user could replace them."""
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    strict_modes = _strict_modes_accept(directory)
     if os.geteuid() == 0:
         # Run by root, sshd needs its privilege separation directory (Debian's package path).
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
@@ -91,7 +127,7 @@ def local_host_prepare(*, directory: Path, port: int) -> Path:
     key_type, key = host_key.with_suffix(".pub").read_text().split()[:2]
     (directory / "known_hosts").write_text(f"[127.0.0.1]:{port} {key_type} {key}\n")
     config = directory / "sshd_config"
-    config.write_text(_sshd_config(directory=directory, port=port))
+    config.write_text(_sshd_config(directory=directory, port=port, strict_modes=strict_modes))
     return config
 
 

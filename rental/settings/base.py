@@ -3,6 +3,7 @@
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import environ
 from csp.constants import NONE, SELF
@@ -18,7 +19,6 @@ from rental.settings.environment import (
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
-VAR_DIR = BASE_DIR / "var"
 
 env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
@@ -28,6 +28,7 @@ _store = StoreSettings.from_environment()
 _rental = RentalSettings.from_environment()
 _billing = BillingSettings.from_environment()
 _server = ServerSettings.from_environment()
+VAR_DIR = Path(_rental.LOCAGPU_VAR_DIR or BASE_DIR / "var")
 
 SECRET_KEY = env("DJANGO_SECRET_KEY", default="insecure-local-development-key-change-me")
 DEBUG = _server.DJANGO_DEBUG
@@ -631,7 +632,7 @@ CONTENT_SECURITY_POLICY = {
     },
 }
 
-LOGGING = {
+LOGGING: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},

@@ -116,6 +116,9 @@ class RentalSettings(EnvironmentSettings):
     LOCAGPU_RENTAL_DATA_RETENTION_DAYS: int = Field(7, ge=0, le=365)
     # A paid order on automatic hosts without access after this long goes to staff's queue.
     LOCAGPU_ACCESS_LATE_MINUTES: int = Field(5, ge=1, le=24 * 60)
+    # Where `make run` keeps its state (SQLite, broker, cache, chain, the local host's keys):
+    # var/ in the clone unless set, so a test can run the same stack in a throwaway directory.
+    LOCAGPU_VAR_DIR: str = Field("", pattern=r"^(/.*)?$")
 
 
 class StoreSettings(EnvironmentSettings):

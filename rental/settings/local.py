@@ -1,14 +1,41 @@
 """Development on one machine (`make run`): SQLite and a filesystem broker by default."""
 
 from .base import *  # noqa: F403
-from .base import VAR_DIR, env
+from .base import LOGGING, VAR_DIR, env
 from .environment import LocalSettings
 
 _local = LocalSettings.from_environment()
 
 DEBUG = _local.DJANGO_DEBUG
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
-EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+# E-mails as a developer reads them (rental/console.py): the code of a sign-up on its own line.
+EMAIL_BACKEND = "rental.console.EmailBackend"
+# runserver's access log without the polls every open order page sends every 3 s: Django's
+# own handler and format for it, with the filter.
+LOGGING = {
+    **LOGGING,
+    "filters": {"quiet_polls": {"()": "rental.console.QuietPolls"}},
+    "formatters": {
+        "django.server": {
+            "()": "django.utils.log.ServerFormatter",
+            "format": "[{server_time}] {message}",
+            "style": "{",
+        }
+    },
+    "handlers": {
+        **LOGGING["handlers"],
+        "django.server": {"class": "logging.StreamHandler", "formatter": "django.server"},
+    },
+    "loggers": {
+        **LOGGING["loggers"],
+        "django.server": {
+            "handlers": ["django.server"],
+            "filters": ["quiet_polls"],
+            "level": "INFO",
+            "propagate": False,
+        },
+    },
+}
 # Webhook receivers on this machine (http://127.0.0.1:...) are fine while developing.
 API_WEBHOOK_ALLOW_LOCAL_TARGETS = True
 # The GPU host of this machine: an sshd on 127.0.0.1 the Procfile starts (`manage.py

@@ -3,6 +3,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from hosts.local import (
     SSHD,
+    LocalHostRefused,
     local_host_directory,
     local_host_prepare,
     seeded_hosts_localise,
@@ -20,7 +21,16 @@ class Command(BaseCommand):
         port = settings.LOCAL_GPU_HOST_PORT
         if not port:
             raise CommandError("LOCAL_GPU_HOST_PORT is not set: only `make run` has a local host.")
-        config = local_host_prepare(directory=local_host_directory(), port=port)
+        directory = local_host_directory()
+        try:
+            config = local_host_prepare(directory=directory, port=port)
+        except LocalHostRefused as refusal:
+            # sshd would refuse every login without a word on the console: say it here.
+            raise CommandError(
+                f"The local GPU host cannot keep its keys in {directory}: {refusal}, so another "
+                "user could replace them. Clone the project into a folder only you can write "
+                "to (under your home, say), or set LOCAGPU_VAR_DIR to one."
+            ) from refusal
         moved = seeded_hosts_localise(port=port)
         self.stdout.write(
             f"Local GPU host on 127.0.0.1:{port} ({moved} seeded host(s) pointed at it); "
