@@ -13,9 +13,8 @@ import pytest
 from tests.accounts.ssh import key_pair, public_key_of
 from tests.makerun.customer import Customer, checkbox_values, poll_url
 
-# Startup (~40 s here), the journey (~60 s), Ctrl-C; on a slow day the waits below fail first.
-# Starting every process of `make run` takes most of the time: 95 s on a quiet machine, three
-# minutes while the rest of the machine is busy.
+# Startup (~40 s here), the journey (~60 s), Ctrl-C: 95 s on a quiet machine, three minutes
+# while the rest of the machine is busy; on a slow day the waits below fail first.
 pytestmark = [pytest.mark.chain, pytest.mark.timeout(360)]
 PASSWORD = "correct-Horse-battery-9"
 ORDER_PAGE = re.compile(r"/fr/account/orders/(LG-[A-Z0-9-]+)/$")
