@@ -1,12 +1,14 @@
 from django.contrib import admin, messages
 from django.contrib.admin.utils import flatten_fieldsets
 from django.core.exceptions import PermissionDenied
+from django.db.models import Prefetch
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from hosts.admin import OrderSlotInline
@@ -14,7 +16,7 @@ from hosts.provisioning import services as provisioning
 from orders import services
 from orders.forms import ActivateForm, MoveHostForm, OptionalReasonForm, ReasonForm
 from orders.hooks import order_admin_sections
-from orders.models import ALLOWED_TRANSITIONS, Order, OrderEvent, OrderStatus
+from orders.models import ALLOWED_TRANSITIONS, Order, OrderEvent, OrderEventDelivery, OrderStatus
 from orders.queue import order_queue_cases
 from orders.transitions import RENTAL_ONLY, TransitionNotAllowed
 from rental.admin import AppendOnlyAdmin, queue_filter
@@ -150,8 +152,31 @@ EVENT_COLUMNS = (
 class OrderEventInline(ReasonInWords, HistoryIsReadOnly, admin.TabularInline):
     model = OrderEvent
     extra = 0
-    fields = readonly_fields = EVENT_COLUMNS
+    fields = readonly_fields = (*EVENT_COLUMNS, "undelivered")
     ordering = ["created_at", "id"]
+
+    def get_queryset(self, request):
+        pending = OrderEventDelivery.objects.filter(done_at__isnull=True)
+        return (
+            super().get_queryset(request).prefetch_related(Prefetch("deliveries", queryset=pending))
+        )
+
+    @admin.display(description=_("not delivered to"))
+    def undelivered(self, event: OrderEvent) -> str:
+        # What the staff's queue points at (events_undelivered): who failed, and why.
+        if event.dispatched_at is None:
+            return gettext("every channel: not dispatched yet")
+        return (
+            format_html_join(
+                mark_safe("<br>"),
+                "{} ({}): {}",
+                (
+                    (delivery.subscriber, delivery.attempts, delivery.last_error)
+                    for delivery in event.deliveries.all()  # the pending ones, prefetched
+                ),
+            )
+            or "—"
+        )
 
 
 @admin.register(Order)

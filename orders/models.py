@@ -248,7 +248,7 @@ class OrderEvent(models.Model):
     reason = models.TextField(_("reason"), blank=True)
     data = models.JSONField(_("details"), default=dict, blank=True)
     created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
-    # Set once the side effects (e-mail, webhooks) were handed over: a second run skips them.
+    # Set once the event was claimed: its deliveries made, its e-mail sent; a second run skips it.
     dispatched_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
@@ -270,3 +270,43 @@ class OrderEvent(models.Model):
         # Reasons the system writes are stored in English (gettext_noop) and translated when
         # shown; a reason staff typed has no translation and reads as they wrote it.
         return gettext(self.reason) if self.reason else ""
+
+
+class OrderEventDelivery(models.Model):
+    """One subscriber's share of an event's dispatch (orders.events), made when the event is
+    claimed. The subscriber runs in the transaction that sets `done_at`: what it writes commits
+    with it, once; a failure rolls back its own work only, and is kept to be tried again."""
+
+    event = models.ForeignKey(
+        OrderEvent,
+        on_delete=models.CASCADE,
+        related_name="deliveries",
+        verbose_name=_("order event"),
+    )
+    # Its name in settings.HOOKS["order_event_with_claim"].
+    subscriber = models.CharField(_("subscriber"), max_length=64)
+    done_at = models.DateTimeField(_("done"), null=True, blank=True)
+    attempts = models.PositiveIntegerField(_("attempts"), default=0)
+    last_error = models.TextField(_("last error"), blank=True)
+    # When the beat's sweep tries it next, if still not done.
+    retry_at = models.DateTimeField(_("next attempt"))
+
+    class Meta:
+        ordering = ["event", "id"]
+        verbose_name = _("order event delivery")
+        verbose_name_plural = _("order event deliveries")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["event", "subscriber"], name="order_event_delivery_once"
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["retry_at"],
+                condition=Q(done_at__isnull=True),
+                name="order_event_delivery_pending",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event} → {self.subscriber}"

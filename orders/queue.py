@@ -9,6 +9,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
+from orders.events import order_events_given_up
 from orders.models import OrderEvent, OrderStatus
 
 S = OrderStatus
@@ -52,6 +53,18 @@ def order_queue_cases(*, now: datetime) -> list[QueueCase]:
                 provisioning_problem="",
                 environment__requires_details=True,
                 environment_confirmed_at__isnull=True,
+            ),
+        ),
+        # The sweep gave up on them (orders.events): each event's deliveries say what failed.
+        QueueCase(
+            "events_undelivered",
+            _("Order events a channel never got (billing, provisioning, webhooks, e-mail)"),
+            Q(
+                Exists(
+                    OrderEvent.objects.filter(order=OuterRef("pk")).filter(
+                        order_events_given_up(now=now)
+                    )
+                )
             ),
         ),
         QueueCase(

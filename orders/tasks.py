@@ -3,16 +3,11 @@ from datetime import timedelta
 from celery import shared_task
 from django.utils import timezone
 
-from orders.events import order_event_dispatch
+from orders.events import DISPATCH_GRACE, order_event_dispatch, order_events_pending
 from orders.models import OrderEvent
 from orders.reminders import orders_remind_ending
 from orders.services import orders_complete, orders_expire
 
-# An event still undispatched after this long lost its task (broker down when it was queued,
-# or a broker restart dropped the message): the sweep queues it again.
-PENDING_DISPATCH_GRACE = timedelta(minutes=2)
-# Older events are left alone: re-sending a days-old e-mail would confuse more than help.
-PENDING_DISPATCH_HORIZON = timedelta(days=2)
 PENDING_DISPATCH_BATCH = 500
 
 
@@ -26,20 +21,17 @@ def order_event_dispatch_task(event_id: int) -> None:
 
 
 @shared_task(acks_late=True)
-def orders_dispatch_pending_task(
-    grace_seconds: float = PENDING_DISPATCH_GRACE.total_seconds(),
-) -> int:
-    """Beat: queue again the recent events whose side effects were never handed over.
+def orders_dispatch_pending_task(grace_seconds: float = DISPATCH_GRACE.total_seconds()) -> int:
+    """Beat: queue again the recent events whose side effects were never handed over, or
+    whose subscriber failed and is due for another try (orders.events).
 
-    A copy of a task still waiting in the queue is harmless: the dispatch claims the event
-    with a conditional update, so the side effects run once.
+    A copy of a task still waiting in the queue is harmless: the dispatch claims the event,
+    and each of its deliveries, with a conditional update, so the side effects run once.
     """
     now = timezone.now()
     event_ids = list(
         OrderEvent.objects.filter(
-            dispatched_at__isnull=True,
-            created_at__gte=now - PENDING_DISPATCH_HORIZON,
-            created_at__lte=now - timedelta(seconds=grace_seconds),
+            order_events_pending(now=now, grace=timedelta(seconds=grace_seconds))
         )
         .order_by("created_at", "id")
         .values_list("pk", flat=True)[:PENDING_DISPATCH_BATCH]

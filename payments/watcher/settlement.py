@@ -167,7 +167,12 @@ def _flag(
     *, invoice: Invoice, flag: str, reason: str, data: dict | None = None, each_time: bool = False
 ) -> None:
     """Raise a flag on the invoice, with a timeline event the first time only (`each_time`:
-    every time, for a transfer staff must look at whatever flags are up already)."""
+    every time, for a transfer staff must look at whatever flags are up already).
+
+    `invoice` was read under its lock: a flag it shows up is up, and needs no UPDATE.
+    """
+    if getattr(invoice, flag) and not each_time:
+        return
     raised = Invoice.objects.filter(pk=invoice.pk, **{flag: False}).update(**{flag: True})
     if not (raised or each_time):
         return
@@ -244,9 +249,11 @@ def invoice_settle(*, invoice_id: int) -> None:
         covered = ledger.held + pending >= enough
         covered_confirmed = ledger.held >= enough
 
-        invoice.amount_received, invoice.amount_pending = confirmed, pending
-        invoice.multiple = len(counted) > 1
-        invoice.save(update_fields=["amount_received", "amount_pending", "multiple"])
+        totals = (confirmed, pending, len(counted) > 1)
+        # Every scan settles every confirming invoice again: nothing new, nothing written.
+        if totals != (invoice.amount_received, invoice.amount_pending, invoice.multiple):
+            invoice.amount_received, invoice.amount_pending, invoice.multiple = totals
+            invoice.save(update_fields=["amount_received", "amount_pending", "multiple"])
         left = {"left": str(max(due - confirmed - pending, Decimal(0)))}
         if 0 < confirmed + pending < enough:
             _flag(
@@ -363,7 +370,9 @@ def _funds_follow(*, invoice: Invoice, kept: bool, data: dict) -> None:
             ),
             data=data,
         )
-    elif Invoice.objects.filter(pk=invoice.pk, funds_lost=True).update(funds_lost=False):
+    elif invoice.funds_lost and Invoice.objects.filter(pk=invoice.pk, funds_lost=True).update(
+        funds_lost=False
+    ):
         invoice.funds_lost = False
         order_event_record(
             order=Order.objects.get(pk=invoice.order_id),

@@ -8,7 +8,8 @@ import pytest
 from django.utils import timezone
 
 from backoffice.selectors import queue_entries
-from orders.models import Order, OrderEvent, OrderStatus
+from orders.events import DISPATCH_HORIZON
+from orders.models import Order, OrderEvent, OrderEventDelivery, OrderStatus
 from payments.models import Invoice, PaymentClaim, Transfer
 from payments.refunds.models import RefundStatus
 from tests.factories import OrderFactory
@@ -40,6 +41,26 @@ def _paid(order: Order, *, minutes_ago: int) -> Order:
     return order
 
 
+def _delivered(order: Order, *, days_ago: float, done: bool) -> Order:
+    """An event of `order`, dispatched, that billing did (or never managed to) handle."""
+    now = timezone.now()
+    event = OrderEvent.objects.create(
+        order=order,
+        kind=OrderEvent.Kind.NOTE,
+        actor=OrderEvent.Actor.SYSTEM,
+        created_at=now - timedelta(days=days_ago),
+        dispatched_at=now - timedelta(days=days_ago),
+    )
+    OrderEventDelivery.objects.create(
+        event=event,
+        subscriber="billing",
+        done_at=now if done else None,
+        attempts=1,
+        retry_at=now,
+    )
+    return order
+
+
 @pytest.fixture
 def cases(usdc, pytorch, custom_environment) -> dict[str, object]:
     """One record per case of the queue, keyed by the case."""
@@ -53,6 +74,9 @@ def cases(usdc, pytorch, custom_environment) -> dict[str, object]:
         "access_late": _paid(OrderFactory(status=S.PROVISIONING), minutes_ago=30),
         "ending_soon": OrderFactory(
             status=S.ACTIVE, activated_at=now, ends_at=now + timedelta(hours=3)
+        ),
+        "events_undelivered": _delivered(
+            OrderFactory(status=S.COMPLETED), days_ago=DISPATCH_HORIZON.days + 0.1, done=False
         ),
     }
     for flag in FLAGS:
@@ -94,6 +118,9 @@ def nothing_to_handle(usdc, pytorch, custom_environment) -> None:
     transfer_recorded(answered)
     Transfer.objects.filter(invoice=answered).update(tx_hash="0x" + "77" * 32)
     _claim(answered, minutes_ago=45)
+    # Billing failing for an hour is still being tried; one that ended up working is done.
+    _delivered(OrderFactory(status=S.COMPLETED), days_ago=0.05, done=False)
+    _delivered(OrderFactory(status=S.COMPLETED), days_ago=DISPATCH_HORIZON.days + 1, done=True)
     refunded = overpaid_refund(usdc)
     refunded.__class__.objects.filter(pk=refunded.pk).update(status=RefundStatus.CONFIRMED)
     Order.objects.filter(pk=refunded.order_id).update(status=S.COMPLETED)
