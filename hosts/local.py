@@ -1,8 +1,10 @@
 """The GPU host of a development machine (`make run`): an OpenSSH server the running user
 starts on 127.0.0.1 (Procfile `sshd`), with its host key, the store's key and its config under
-var/ssh. No root and no Unix account per rental: its sessions tell deploy/host/locagpu-host to
-run in shared mode (LOCAGPU_ACCOUNTS=shared), where each rental logs in as the running user
-through its own authorized_keys lines. Production hosts keep an account per rental."""
+var/ssh. Its sessions tell deploy/host/locagpu-host to run in shared mode
+(LOCAGPU_ACCOUNTS=shared), where each rental logs in through the running user's account with
+its own `restrict`ed authorized_keys lines: run by root, the forced command drops to a Unix
+account of the rental's own; run by anyone else, sessions stay that account's (development
+only). Production hosts keep an account per rental."""
 
 import getpass
 import os
@@ -26,6 +28,8 @@ KbdInteractiveAuthentication no
 PubkeyAuthentication yes
 PermitRootLogin prohibit-password
 PermitUserEnvironment CUDA_VISIBLE_DEVICES
+DisableForwarding yes
+Subsystem sftp /usr/lib/openssh/sftp-server
 LogLevel ERROR
 """
 
@@ -116,6 +120,9 @@ def local_host_prepare(*, directory: Path, port: int) -> Path:
     if os.geteuid() == 0:
         # Run by root, sshd needs its privilege separation directory (Debian's package path).
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
+        # Rentals then run as accounts of their own on this machine: none may read the
+        # store's state beside this folder (the SQLite file, the broker's, the chain's).
+        directory.parent.chmod(0o700)
     host_key = _keypair(directory / "host_key", "locagpu local host")
     store_key = _keypair(directory / "store_key", "locagpu store")
     authorized = directory / "authorized_keys"

@@ -14,6 +14,8 @@ from tests.anvil import free_port
 
 TEST_ACCOUNT_PREFIX = "lgtest-"
 STATE_DIR = Path("/var/lib/locagpu/rentals")
+# Where locagpu-host writes each rental's key lines (deploy/host/README.md).
+RENTAL_KEYS_DIR = Path("/var/lib/locagpu/keys")
 
 
 @dataclass
@@ -24,11 +26,15 @@ class LocalSshHost:
     known_hosts: Path
     process: subprocess.Popen
 
-    def login(self, *, user: str, key: Path, command: str) -> subprocess.CompletedProcess:
-        """`ssh -i KEY -p PORT USER@127.0.0.1 COMMAND`, as the customer types it."""
+    def login(
+        self, *, user: str, key: Path, command: str, options: tuple[str, ...] = ()
+    ) -> subprocess.CompletedProcess:
+        """`ssh -i KEY -p PORT USER@127.0.0.1 COMMAND`, as the customer types it (with
+        `options`, e.g. a forwarding)."""
         return subprocess.run(
             [
                 "ssh",
+                *options,
                 "-i",
                 str(key),
                 "-p",
@@ -88,6 +94,7 @@ def sshd_start() -> LocalSshHost:
 ListenAddress 127.0.0.1
 HostKey {host_key}
 PidFile {directory / "sshd.pid"}
+AuthorizedKeysFile {RENTAL_KEYS_DIR}/%u
 {SSHD_KEYS_ONLY}Match User root
     AuthorizedKeysFile {root_keys}
 """

@@ -146,7 +146,9 @@ def _rental_paid(devnet, customer, worker_runs, *, key: Path, gpu: str) -> Order
 def _expiry(host: LocalSshHost) -> set[str]:
     """The expiry-time of every rental key line on the host."""
     lines = (host.directory / "ssh" / "authorized_keys").read_text().splitlines()
-    return {line.split('"')[1] for line in lines if line.startswith("expiry-time=")}
+    return {
+        line.split('expiry-time="', 1)[1].split('"')[0] for line in lines if "expiry-time=" in line
+    }
 
 
 def test_the_keys_expire_with_the_rental_and_follow_its_extension(

@@ -20,6 +20,7 @@ from payments.services import invoice_issue
 from tests.anvil import free_port
 from tests.factories import HostFactory, OrderFactory, accepted_terms
 from tests.payments.helpers import reload
+from tests.provisioning.sshd import RENTAL_KEYS_DIR
 
 pytestmark = [pytest.mark.chain, pytest.mark.django_db]
 
@@ -68,6 +69,15 @@ def test_paid_on_anvil_active_without_staff_login_sees_its_gpus_then_refused_at_
     login = local_ssh_host.login(user=user, key=customer_key, command="echo $CUDA_VISIBLE_DEVICES")
     assert login.returncode == 0, login.stderr
     assert login.stdout.strip() == "0,1"
+    # Its key lines are root's and `restrict`ed: nothing forwarded, no key of its own planted.
+    keys_file = RENTAL_KEYS_DIR / user
+    assert keys_file.read_text().startswith("restrict,pty,")
+    forwarded = local_ssh_host.login(
+        user=user, key=customer_key, command="true", options=("-W", "127.0.0.1:5432")
+    )
+    assert forwarded.returncode == 255 and "prohibited" in forwarded.stderr
+    planted = local_ssh_host.login(user=user, key=customer_key, command=f"echo x >> {keys_file}")
+    assert planted.returncode != 0 and "ermission denied" in planted.stderr
 
     with worker_runs():
         assert orders_complete(now=order.ends_at + timedelta(seconds=1)) == 1
