@@ -1,3 +1,7 @@
+import json
+import os
+import subprocess
+
 import pytest
 
 from tests.makerun.stack import MakeRunStack
@@ -19,3 +23,15 @@ def make_run(tmp_path):
         yield stack
     finally:
         stack.stop()
+        _rental_accounts_remove(tmp_path / "var" / "ssh" / "rentals")
+
+
+def _rental_accounts_remove(state_dir) -> None:
+    """Run by root, the local host made a Unix account per rental (hosts.local): this run's
+    own, named in its state files, go with it."""
+    if os.geteuid() != 0:
+        return
+    for state in state_dir.glob("*.json"):
+        user = json.loads(state.read_text())["user"]
+        subprocess.run(["pkill", "-KILL", "-u", user], check=False)
+        subprocess.run(["userdel", "--remove", user], capture_output=True, check=False)
