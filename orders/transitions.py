@@ -49,6 +49,10 @@ def order_event_record(
     return event
 
 
+# What a transition writes itself: `fields` may not name them.
+TRANSITION_COLUMNS = frozenset({"status", "updated_at"})
+
+
 def order_transition(
     *,
     order: Order,
@@ -63,8 +67,12 @@ def order_transition(
 
     Returns False when the order is no longer in the status read (another worker got there
     first): nothing is written then. Raises TransitionNotAllowed for a move outside the table.
-    `fields` are other columns written in the same UPDATE (access details, end date...).
+    `fields` are other columns written in the same UPDATE (access details, end date...); one
+    that names a column the transition writes itself raises ValueError.
     """
+    overwritten = TRANSITION_COLUMNS & set(fields or {})
+    if overwritten:
+        raise ValueError(f"order_transition writes {sorted(overwritten)} itself")
     old = order.status
     if to not in ALLOWED_TRANSITIONS[OrderStatus(old)] or (
         order.extends_id is not None and to in RENTAL_ONLY
