@@ -136,7 +136,7 @@ class ConfigureForm(forms.Form):
     def clean_public_key(self) -> str:
         # A key half pasted while the price follows the form must not hide the price.
         text = self.cleaned_data["public_key"]
-        return public_key_checked(text) if self.fields["accept_terms"].required else text
+        return public_key_checked(self, text) if self.fields["accept_terms"].required else text
 
     def _limit_quantity(self, available_units: int) -> None:
         """The field's maximum is what is free now, and its error says so: the same figure as
@@ -160,13 +160,18 @@ class ConfigureForm(forms.Form):
         field.widget.attrs["max"] = limit
 
 
-def public_key_checked(text: str) -> str:
-    """The pasted public key as the account stores it, or a form error in accounts' words."""
+def public_key_checked(form: forms.Form, text: str) -> str:
+    """The pasted public key as the account stores it, or a form error in accounts' words. A
+    private key pasted by mistake is not even sent back: the page that refuses it shows the
+    field empty."""
     if not text:
         return ""
     try:
         return ssh_public_key_parse(text).line
     except SshKeyRefused as refusal:
+        if refusal.code == "private_key":
+            form.data = form.data.copy()  # type: ignore[attr-defined]  # the POST's QueryDict
+            form.data[form.add_prefix("public_key")] = ""
         raise forms.ValidationError(refusal.message, code=refusal.code) from refusal
 
 
@@ -191,7 +196,7 @@ class OrderKeysForm(forms.Form):
         self.fields["public_key"].label = _("Add a key")
 
     def clean_public_key(self) -> str:
-        return public_key_checked(self.cleaned_data["public_key"])
+        return public_key_checked(self, self.cleaned_data["public_key"])
 
 
 class ReasonForm(forms.Form):
