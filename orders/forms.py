@@ -170,8 +170,9 @@ def public_key_checked(form: forms.Form, text: str) -> str:
         return ssh_public_key_parse(text).line
     except SshKeyRefused as refusal:
         if refusal.code == "private_key":
-            form.data = form.data.copy()  # type: ignore[attr-defined]  # the POST's QueryDict
-            form.data[form.add_prefix("public_key")] = ""
+            data = form.data.copy()  # type: ignore[attr-defined]  # the POST's QueryDict
+            data[form.add_prefix("public_key")] = ""
+            form.data = data
         raise forms.ValidationError(refusal.message, code=refusal.code) from refusal
 
 
