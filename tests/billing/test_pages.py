@@ -30,7 +30,7 @@ def test_the_account_lists_shows_and_downloads_its_own_invoices(client, customer
     assert page.status_code == 200 and "Facture acquittée" in page.text
     pdf = client.get(f"/fr/account/invoices/{invoice.number}/pdf/")
     assert pdf.status_code == 200 and pdf["Content-Type"] == "application/pdf"
-    assert pdf.content.startswith(b"%PDF")
+    assert pdf.getvalue().startswith(b"%PDF")
 
 
 def test_another_customers_invoice_is_not_found(client, outsider, invoice):
