@@ -3,6 +3,7 @@
 import csv
 import io
 from collections.abc import Iterable
+from typing import Any
 
 from django.utils import timezone
 
@@ -27,6 +28,18 @@ HEADER = [
 ]
 
 
+# A spreadsheet reads a text cell opening with one of these as a formula (OWASP, CSV injection).
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """Text opening with a formula prefix, behind a single quote, so that it reads as text.
+    Numbers are the store's own and stay numbers: a credit note's total stays negative."""
+    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+        return "'" + value
+    return value
+
+
 def documents_csv(documents: Iterable[BillingDocument]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, delimiter=";")
@@ -36,22 +49,25 @@ def documents_csv(documents: Iterable[BillingDocument]) -> str:
         buyer = document.buyer
         payment = document.payment
         writer.writerow(
-            [
-                document.number,
-                document.kind,
-                timezone.localdate(document.issued_at).isoformat(),
-                document.order.number,
-                buyer.get("company_name") or buyer["name"],
-                buyer.get("vat_number", ""),
-                sign * document.total_excl_vat,
-                sign * document.vat_amount,
-                sign * document.total,
-                document.currency,
-                document.vat_mode,
-                payment.get("symbol", ""),
-                payment.get("network", ""),
-                " ".join(payment.get("tx_hashes", [])),
-                document.credited_invoice.number if document.credited_invoice else "",
-            ]
+            map(
+                csv_cell,
+                [
+                    document.number,
+                    document.kind,
+                    timezone.localdate(document.issued_at).isoformat(),
+                    document.order.number,
+                    buyer.get("company_name") or buyer["name"],
+                    buyer.get("vat_number", ""),
+                    sign * document.total_excl_vat,
+                    sign * document.vat_amount,
+                    sign * document.total,
+                    document.currency,
+                    document.vat_mode,
+                    payment.get("symbol", ""),
+                    payment.get("network", ""),
+                    " ".join(payment.get("tx_hashes", [])),
+                    document.credited_invoice.number if document.credited_invoice else "",
+                ],
+            )
         )
     return out.getvalue()

@@ -153,3 +153,28 @@ class BillingDocument(models.Model):
     @property
     def filename(self) -> str:
         return f"{self.number}.pdf"
+
+
+class DocumentPdf(models.Model):
+    """The PDF a document is handed out as, rendered once and stored (billing.pdfs): a
+    download reads it instead of running WeasyPrint again. A column rather than a file: it is
+    written, backed up and restored with the document it renders, and every web process reads
+    it without a shared volume. A table of its own: the document's row stays immutable (its
+    triggers untouched), and lists and exports never load the bytes."""
+
+    document = models.OneToOneField(
+        BillingDocument,
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="stored_pdf",
+        verbose_name=_("document"),
+    )
+    content = models.BinaryField(_("PDF"))
+    rendered_at = models.DateTimeField(_("rendered"), default=timezone.now)
+
+    class Meta:
+        verbose_name = _("stored PDF")
+        verbose_name_plural = _("stored PDFs")
+
+    def __str__(self) -> str:
+        return self.document.filename

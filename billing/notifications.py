@@ -2,18 +2,13 @@
 e-mail channel runs after the claim that issued it committed (orders.events), so the document
 is there when the mail is built."""
 
-from billing.models import BillingDocument
-from billing.rendering import document_pdf
-from billing.services import event_billed
+from billing.pdfs import document_pdf_stored
+from billing.services import event_document
 from orders.models import OrderEvent
 
 
 def order_event_invoice_attachment(*, event: OrderEvent) -> list[tuple[str, bytes, str]]:
-    billed = event_billed(event=event)
-    if billed is None:
-        return []
-    order, kind = billed
-    document = BillingDocument.objects.filter(order=order, kind=kind).first()
+    document = event_document(event=event)
     if document is None:
         return []
-    return [(document.filename, document_pdf(document), "application/pdf")]
+    return [(document.filename, document_pdf_stored(document=document), "application/pdf")]

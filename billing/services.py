@@ -13,7 +13,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext
 
 from billing.amounts import UNIT_PRICE, vat_mode_for, vat_split
-from billing.models import PREFIXES, BillingDocument, BillingSequence, DocumentKind
+from billing.models import PREFIXES, BillingDocument, BillingSequence, DocumentKind, DocumentPdf
 from orders.models import Order, OrderEvent, OrderStatus
 from payments.models import Invoice, Transfer
 
@@ -34,6 +34,15 @@ def event_billed(*, event: OrderEvent) -> tuple[Order, str] | None:
     if event.new_status == OrderStatus.REFUNDED:
         return event.order, DocumentKind.CREDIT_NOTE
     return None
+
+
+def event_document(*, event: OrderEvent) -> BillingDocument | None:
+    """The document `event` issued, if it issued one and it is there."""
+    billed = event_billed(event=event)
+    if billed is None:
+        return None
+    order, kind = billed
+    return BillingDocument.objects.filter(order=order, kind=kind).first()
 
 
 def billing_on_event(*, event: OrderEvent) -> None:
@@ -138,7 +147,10 @@ def rental_periods_fix(*, rental: Order) -> None:
     rental = Order.objects.get(pk=rental.pk)
     documents = BillingDocument.objects.filter(kind=DocumentKind.INVOICE)
     for order_id, (start, end) in _started_periods(rental=rental).items():
-        documents.filter(order_id=order_id).service_period_fix(start=start, end=end)
+        fixed = documents.filter(order_id=order_id)
+        if fixed.service_period_fix(start=start, end=end):
+            # Rendered without the period: the next download renders it again (billing.pdfs).
+            DocumentPdf.objects.filter(document__in=fixed).delete()
 
 
 def _buyer(order: Order) -> dict:

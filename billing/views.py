@@ -1,10 +1,13 @@
+import io
+
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse
+from django.http import FileResponse, Http404
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from billing.models import BillingDocument
-from billing.rendering import document_context, document_pdf
+from billing.pdfs import document_pdf_stored
+from billing.rendering import document_context
 from billing.selectors import billing_document_for_user, billing_documents_for_user
 
 
@@ -16,10 +19,14 @@ def _own_document(request, number: str) -> BillingDocument:
     return document
 
 
-def pdf_response(document: BillingDocument) -> HttpResponse:
-    response = HttpResponse(document_pdf(document), content_type="application/pdf")
-    response["Content-Disposition"] = f'attachment; filename="{document.filename}"'
-    return response
+def pdf_response(document: BillingDocument) -> FileResponse:
+    """The stored PDF, streamed: nothing is rendered for a download."""
+    return FileResponse(
+        io.BytesIO(document_pdf_stored(document=document)),
+        as_attachment=True,
+        filename=document.filename,
+        content_type="application/pdf",
+    )
 
 
 @login_required

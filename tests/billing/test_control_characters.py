@@ -6,9 +6,11 @@ import re
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 
 from billing.models import BillingDocument
 from billing.rendering import document_pdf, document_xml
+from rental.text import refuse_control_characters, refuse_control_characters_but_lines
 from tests.billing.helpers import order_paid
 
 User = get_user_model()
@@ -78,3 +80,66 @@ def test_the_api_refuses_environment_details_with_a_control_character(api, gpu, 
     response = api.post("/api/v1/orders/", body, format="json")
     assert response.status_code == 400
     assert "environment_details" in response.json()["error"]["fields"]
+
+
+# What a document would show as nothing, a box, or text turned around (issue 32, finding 7):
+# C1 controls, a bidi override, a zero-width space, a non-character.
+INVISIBLE = ["\x9b", "\x85", "\u202e", "\u200b", "\ufffe"]
+
+
+@pytest.mark.parametrize("char", INVISIBLE, ids=lambda char: f"U+{ord(char):04X}")
+def test_the_profile_refuses_invisible_characters_naming_the_field_and_character(
+    client, customer, char
+):
+    client.force_login(customer)
+    response = client.post(
+        "/en/account/",
+        {
+            "first_name": "Ada",
+            "last_name": f"Love{char}lace",
+            "language": "en",
+            "company_name": f"ACME{char} SA",
+            "billing_address": f"1 rue de la Paix\n75002{char} Paris",
+        },
+    )
+    assert response.status_code == 200
+    errors = response.context["form"].errors
+    assert set(errors) == {"last_name", "company_name", "billing_address"}
+    assert f"U+{ord(char):04X}" in errors["company_name"][0]
+    customer.refresh_from_db()
+    assert customer.company_name == ""
+
+
+@pytest.mark.parametrize("char", INVISIBLE, ids=lambda char: f"U+{ord(char):04X}")
+def test_the_api_refuses_invisible_characters_naming_the_field(api, gpu, pytorch, char):
+    body = {
+        "gpu": gpu.slug,
+        "environment": "pytorch",
+        "quantity": 1,
+        "term_days": 7,
+        "environment_details": f"torch{char}==2.4",
+    }
+    response = api.post("/api/v1/orders/", body, format="json")
+    assert response.status_code == 400
+    [message] = response.json()["error"]["fields"]["environment_details"]
+    assert f"U+{ord(char):04X}" in message
+
+
+REFUSED = [
+    *map(chr, range(0x80, 0xA0)),  # C1 controls
+    *map(chr, range(0x202A, 0x202F)),  # bidi embeddings and overrides
+    *map(chr, range(0x2066, 0x206A)),  # bidi isolates
+    "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff",  # zero width
+    *map(chr, range(0xFDD0, 0xFDF0)),  # non-characters
+    *(chr(plane << 16 | low) for plane in range(17) for low in (0xFFFE, 0xFFFF)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "validator", [refuse_control_characters, refuse_control_characters_but_lines]
+)
+def test_every_invisible_character_is_refused_and_ordinary_text_is_not(validator):
+    for char in REFUSED:
+        with pytest.raises(ValidationError):
+            validator(f"ACME{char}SA")
+    validator("Société Générale — Zürich 東京 \u05e9\u05dc\u05d5\u05dd 🙂")

@@ -8,6 +8,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from billing.exports import csv_cell
 from billing.models import BillingDocument
 from orders.services import order_refund
 from tests.billing.helpers import order_paid
@@ -29,7 +30,7 @@ def test_the_account_lists_shows_and_downloads_its_own_invoices(client, customer
     assert page.status_code == 200 and "Facture acquittée" in page.text
     pdf = client.get(f"/fr/account/invoices/{invoice.number}/pdf/")
     assert pdf.status_code == 200 and pdf["Content-Type"] == "application/pdf"
-    assert pdf.content.startswith(b"%PDF")
+    assert pdf.getvalue().startswith(b"%PDF")
 
 
 def test_another_customers_invoice_is_not_found(client, outsider, invoice):
@@ -93,6 +94,36 @@ def test_staff_export_a_period_as_csv(client, staff, invoice, usdc, worker_runs)
     assert rows[1]["asset"] == "USDC" and rows[1]["total_excl_vat"] == "420.00"
     assert client.get(url, {"start": day, "end": "2000-01-01"}).status_code == 400
     assert client.get(url, {"start": "not a date", "end": day}).status_code == 400
+
+
+def test_the_export_never_hands_the_spreadsheet_a_formula(
+    client, staff, customer, usdc, worker_runs
+):
+    # OWASP's CSV injection advice: a text cell opening with one of these is read as a formula.
+    formula = '=HYPERLINK("http://evil.example/x","Click")'
+    type(customer).objects.filter(pk=customer.pk).update(company_name=formula)
+    with worker_runs():
+        order = order_paid(usdc, user=customer)
+    invoice = BillingDocument.objects.get(order=order)
+    with worker_runs():
+        order_refund(order=invoice.order, actor_user=staff, reason="GPU failed")
+    client.force_login(staff)
+    day = timezone.localdate(invoice.issued_at).isoformat()
+
+    response = client.get(
+        reverse("admin:billing_billingdocument_export"), {"start": day, "end": day}
+    )
+
+    rows = list(csv.DictReader(io.StringIO(response.content.decode()), delimiter=";"))
+    assert [row["buyer"] for row in rows] == ["'" + formula] * 2
+    # The store's own numbers are not text a customer wrote: a credit note stays negative.
+    assert [row["total_incl_vat"] for row in rows] == ["-504.00", "504.00"]
+
+
+@pytest.mark.parametrize("prefix", ["=", "+", "-", "@", "\t", "\r"])
+def test_every_formula_prefix_is_escaped(prefix):
+    assert csv_cell(f"{prefix}1+1") == f"'{prefix}1+1"
+    assert csv_cell(f"ACME {prefix}") == f"ACME {prefix}"
 
 
 def test_the_account_page_checks_the_vat_number(client, customer):
