@@ -2,7 +2,6 @@ import uuid
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
@@ -13,15 +12,17 @@ from orders.models import Order, OrderEvent
 class IdempotencyRecord(models.Model):
     """One `Idempotency-Key` seen on `POST /orders/`, and the order it produced.
 
-    The unique constraints make two concurrent requests with one key create one order: the
-    second INSERT waits for the first transaction and then fails, and the second request
-    answers with the first one's order.
+    A key is the account's, whichever of its API keys (or its browser session) sent it: a
+    retry from another key of the same account, as a partner's second deployment makes, finds
+    the same order. The unique constraint makes two concurrent requests with one key create
+    one order: the second INSERT waits for the first transaction and then fails, and the
+    second request answers with the first one's order.
     """
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    # Null for a browser session: the key is then scoped to the user.
+    # The key the first request came with (null for a browser session): for the record only.
     api_key = models.ForeignKey(
-        ApiKey, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+        ApiKey, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     key = models.CharField(max_length=255)
     request_hash = models.CharField(max_length=64)
@@ -31,16 +32,7 @@ class IdempotencyRecord(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(
-                fields=["api_key", "key"],
-                condition=Q(api_key__isnull=False),
-                name="idempotency_key_once_per_api_key",
-            ),
-            models.UniqueConstraint(
-                fields=["user", "key"],
-                condition=Q(api_key__isnull=True),
-                name="idempotency_key_once_per_session_user",
-            ),
+            models.UniqueConstraint(fields=["user", "key"], name="idempotency_key_once_per_account")
         ]
 
     def __str__(self) -> str:

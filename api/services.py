@@ -65,10 +65,8 @@ def extension_request_hash(*, rental: Order, term_days: int, asset: Asset) -> st
     return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
 
-def _replay(*, user: User, api_key: ApiKey | None, key: str, request_hash: str) -> Order:
-    record = IdempotencyRecord.objects.select_related("order").get(
-        user=user, api_key=api_key, key=key
-    )
+def _replay(*, user: User, key: str, request_hash: str) -> Order:
+    record = IdempotencyRecord.objects.select_related("order").get(user=user, key=key)
     if record.request_hash != request_hash:
         raise IdempotencyConflict
     assert record.order is not None  # set in the transaction that inserted the record
@@ -162,7 +160,8 @@ def _place_once(
     asset: Asset,
     create: Callable[[], Order],
 ) -> OrderPlaced:
-    """`create()` an order and issue its invoice in `asset`, once per idempotency key.
+    """`create()` an order and issue its invoice in `asset`, once per idempotency key of the
+    account.
 
     The idempotency record is inserted first: a concurrent request with the same key blocks
     on the unique index until this transaction ends, then finds the record and the order.
@@ -176,9 +175,7 @@ def _place_once(
                         user=user, api_key=api_key, key=idempotency_key, request_hash=request_hash
                     )
             except IntegrityError:
-                order = _replay(
-                    user=user, api_key=api_key, key=idempotency_key, request_hash=request_hash
-                )
+                order = _replay(user=user, key=idempotency_key, request_hash=request_hash)
                 return OrderPlaced(order=order, created=False)
         order = create()
         invoice_issue(order=order, asset=asset)

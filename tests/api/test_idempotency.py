@@ -3,6 +3,7 @@ import threading
 import pytest
 from django.db import connection
 
+from accounts.services import api_key_create
 from api.models import IdempotencyRecord
 from orders.models import Order
 from tests.api.conftest import key_client
@@ -31,13 +32,27 @@ class TestIdempotencyKey:
             api.post("/api/v1/orders/", order_body, format="json", HTTP_IDEMPOTENCY_KEY=key)
         assert Order.objects.count() == 2
 
-    def test_keys_are_scoped_to_the_api_key(self, api, outsider_api, order_body):
+    def test_another_account_s_same_key_is_its_own(self, api, outsider_api, order_body):
         api.post("/api/v1/orders/", order_body, format="json", HTTP_IDEMPOTENCY_KEY="shared")
         response = outsider_api.post(
             "/api/v1/orders/", order_body, format="json", HTTP_IDEMPOTENCY_KEY="shared"
         )
         assert response.status_code == 201
         assert Order.objects.values("user").distinct().count() == 2
+
+    def test_a_retry_from_another_key_of_the_account_returns_the_same_order(
+        self, api, customer, order_body
+    ):
+        """The README's partner block run twice mints a key each time: the retry is the
+        account's, whichever key sends it."""
+        first = api.post("/api/v1/orders/", order_body, format="json", HTTP_IDEMPOTENCY_KEY="run")
+        second_key = key_client(api_key_create(user=customer, name="second run")[1])
+        again = second_key.post(
+            "/api/v1/orders/", order_body, format="json", HTTP_IDEMPOTENCY_KEY="run"
+        )
+        assert (first.status_code, again.status_code) == (201, 200)
+        assert again.json()["number"] == first.json()["number"]
+        assert Order.objects.count() == 1
 
     def test_a_refused_order_does_not_burn_the_key(self, api, order_body):
         too_many = {**order_body, "quantity": 9}
