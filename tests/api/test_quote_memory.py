@@ -45,7 +45,9 @@ def test_ten_thousand_distinct_quote_bodies_keep_memory_and_cache_bounded(settin
         priced += response.data["quantity"] == int(body["quantity"])
     assert priced == BODIES
     assert len(pagecache._served) <= 8  # one per configuration, whatever the spelling
-    stored = list(cache._cache.get_client().scan_iter(match="*catalog:value:api:quote:*"))
+    stored = list(
+        cache._cache.get_client().scan_iter(match=cache.make_key("*catalog:value:api:quote:*"))
+    )
     assert len(stored) <= 8
 
 

@@ -1,12 +1,11 @@
 from decimal import Decimal
 
 import pytest
-from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from catalog.models import AdviceSection, Alternative, GpuModel
-from catalog.pagecache import forget_served_pages
+from tests.cache import cache_empty
 from tests.factories import GpuModelFactory, OrderFactory
 
 pytestmark = pytest.mark.django_db
@@ -38,8 +37,7 @@ def _grow_catalog_to_fifty_gpus():
 def _rendered_afresh() -> None:
     """Drop cached pages: the counts are those of rendering, not of serving a cached copy
     (whose lifetime in this process is a second, so a count would depend on timing)."""
-    cache.clear()
-    forget_served_pages()
+    cache_empty()
 
 
 def _count_queries(client, url: str) -> int:
