@@ -1,5 +1,3 @@
-import os
-
 import pytest
 from django.conf import settings
 
@@ -9,7 +7,7 @@ from payments.services import chain_cursor_start
 from tests.accounts.ssh import quick_public_key
 from tests.accounts.two_factor import SecondFactorClient
 from tests.api.receiver import receiver_start
-from tests.cache import cache_empty
+from tests.cache import RUN_PREFIX, cache_empty, cache_key, cache_run_forget
 from tests.factories import EnvironmentFactory, GpuModelFactory, UserFactory
 from tests.payments.helpers import rate_fresh
 from tests.provisioning.sshd import TEST_ACCOUNT_PREFIX, make_run_host_start, sshd_stop
@@ -19,12 +17,14 @@ pytest_plugins = ["tests.anvil"]
 
 
 def pytest_configure(config):
-    # pytest-xdist workers share the suite's Redis cache database: each keeps its keys under
-    # a prefix of its own, so one worker clearing its cache leaves the other's alone.
-    worker = os.environ.get("PYTEST_XDIST_WORKER")
-    if worker:
-        cache = settings.CACHES["default"]
-        cache["KEY_PREFIX"] = f"{cache['KEY_PREFIX']}-{worker}"
+    # This run's cache keys only (tests/cache.py), whoever else uses the database.
+    cache = settings.CACHES["default"]
+    cache["KEY_PREFIX"] = RUN_PREFIX
+    cache["KEY_FUNCTION"] = cache_key
+
+
+def pytest_sessionfinish(session):
+    cache_run_forget()
 
 
 # Drills and browser journeys wait on real processes and pages with bounded waits of their

@@ -5,17 +5,18 @@ while an account could create any number of keys.
 """
 
 import json
+from uuid import uuid4
 
 import pytest
 import redis
 from django.conf import settings
-from django.core.cache import cache
 
 from accounts.services import api_key_create
 from payments.models import Chain
 from payments.tasks import chain_scan_task, chains_scan_task
 from rental.celery import app
 from tests.api.conftest import key_client
+from tests.drills.processes import RedisServer, broker_of_this_process
 from tests.factories import OrderFactory
 
 pytestmark = pytest.mark.django_db
@@ -61,7 +62,6 @@ def test_a_sixth_webhook_endpoint_is_refused(customer, receiver):
 
 def test_ive_paid_is_limited_per_order_across_api_keys_and_the_browser(client, customer, settings):
     settings.PAYMENTS_CLAIM_ORDER_RATE_LIMIT = {"limit": 3, "period": 60}
-    cache.clear()
     order = OrderFactory(user=customer)
     keys = [key_client(api_key_create(user=customer, name=f"k{n}")[1]) for n in range(2)]
     client.force_login(customer)
@@ -75,12 +75,37 @@ def test_ive_paid_is_limited_per_order_across_api_keys_and_the_browser(client, c
 
 
 @pytest.fixture
-def chain_queue(settings):
-    """The `chain` queue on the test broker (a real Redis), empty before and after."""
-    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
-    client.delete("chain")
-    yield client
-    client.delete("chain")
+def chain_queue():
+    """The `chain` queue on a broker of this test's own (a throwaway Redis): what it holds is
+    only what the test queued, and the machine's broker, which other runs share, is never
+    emptied."""
+    server = RedisServer()
+    server.start()
+    try:
+        with broker_of_this_process(server.url):
+            yield server.client()
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def another_runs_scan(settings):
+    """A scan another run on this machine queued on the broker: it outlives this test."""
+    shared = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    message = f"another run's scan {uuid4().hex}"
+    shared.rpush("chain", message)
+    yield
+    try:
+        assert message.encode() in shared.lrange("chain", 0, -1)
+    finally:
+        shared.lrem("chain", 0, message)
+
+
+def test_counting_the_queued_scans_leaves_another_runs_scans_queued(
+    another_runs_scan, usdc, chain_queue
+):
+    assert chains_scan_task() == 1
+    assert chain_queue.llen("chain") == 1
 
 
 def test_beats_keep_at_most_one_scan_per_chain_waiting_and_none_expires(usdc, chain_queue):

@@ -19,7 +19,9 @@ if not shutil.which("sshd") and not shutil.which("/usr/sbin/sshd"):
 
 @pytest.fixture(scope="session")
 def local_ssh_host():
-    """The GPU host: one sshd for the session; test accounts removed after."""
+    """The GPU host: one sshd for the session; this run's accounts removed before (a dead
+    run's of the same prefix) and after."""
+    rental_accounts_remove()
     host = sshd_start()
     try:
         yield host

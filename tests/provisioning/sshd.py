@@ -1,6 +1,7 @@
 """A real OpenSSH server on 127.0.0.1 playing the GPU host: Debian's sshd on a free port with
 its own host key and config, root as the provisioning account with the store's key."""
 
+import os
 import shutil
 import socket
 import subprocess
@@ -12,7 +13,10 @@ from pathlib import Path
 from hosts.local import SSHD, SSHD_KEYS_ONLY, local_host_prepare
 from tests.anvil import free_port
 
-TEST_ACCOUNT_PREFIX = "lgtest-"
+# This run's rental accounts: several suites may provision on this machine at once, and each
+# removes only its own. A process id is unique among the runs alive, so an account under this
+# prefix left on the machine is a dead run's (one that had this id), stale.
+TEST_ACCOUNT_PREFIX = f"lgt{os.getpid():x}-"
 STATE_DIR = Path("/var/lib/locagpu/rentals")
 # Where locagpu-host writes each rental's key lines (deploy/host/README.md).
 RENTAL_KEYS_DIR = Path("/var/lib/locagpu/keys")
@@ -124,7 +128,8 @@ def make_run_host_start() -> LocalSshHost:
 
 
 def rental_accounts_remove() -> None:
-    """Remove every Unix account (and state file) the tests created on this machine."""
+    """Remove the Unix accounts (and state files) under this run's prefix: those its tests
+    created, and any a dead run of the same prefix left. Another run's are left alone."""
     for line in Path("/etc/passwd").read_text().splitlines():
         user = line.split(":", 1)[0]
         if user.startswith(TEST_ACCOUNT_PREFIX):
