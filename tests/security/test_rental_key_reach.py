@@ -1,7 +1,7 @@
 """Attack, round 3, finding 1: a rental's key opens nothing but its rental. On `make run`'s host
 run by root (as CI runs it), a customer logged in with a real `ssh` client is a Unix account
 of the rental's own: no port forwarding, the store's processes, keys and database out of
-reach, another rental's home unreadable, no key of its own making accepted, and nothing left
+reach, another rental's home unreadable, nothing the machine serves reachable, no key of its own making accepted, and nothing left
 open once the term ends."""
 
 import os
@@ -57,6 +57,10 @@ def test_a_rental_key_reaches_its_rental_and_nothing_else(
     ]:
         attempt = run(reach)
         assert attempt.returncode != 0 and "ermission denied" in attempt.stderr, (reach, attempt)
+    # Nothing the machine serves (PostgreSQL, Redis, this sshd) is reachable from a session.
+    for port in (5432, 6379, make_run_host.port):
+        attempt = run(f"exec 3<>/dev/tcp/127.0.0.1/{port}")
+        assert attempt.returncode != 0 and "unreachable" in attempt.stderr, (port, attempt)
     forwarded = run("true", "-W", "127.0.0.1:5432")
     assert forwarded.returncode == 255 and "prohibited" in forwarded.stderr, forwarded.stderr
 
