@@ -1,8 +1,8 @@
 """Attack, round 3, finding 1: a rental's key opens nothing but its rental. On `make run`'s host
 run by root (as CI runs it), a customer logged in with a real `ssh` client is a Unix account
 of the rental's own: no port forwarding, the store's processes, keys and database out of
-reach, another rental's home unreadable, nothing the machine serves reachable, no key of its own making accepted, and nothing left
-open once the term ends."""
+reach, another rental's home unreadable, nothing the machine serves reachable, no key of its
+own making accepted, and nothing left open once the term ends."""
 
 import os
 import subprocess
