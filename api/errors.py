@@ -21,6 +21,7 @@ API_PATH_PREFIX = "/api/"
 # OrderError codes that describe the state of the store rather than a bad request.
 CONFLICT_CODES = {
     "not_enough_units",
+    "unpaid_limit",
     "not_cancellable",
     "ssh_keys_frozen",
     "changed",

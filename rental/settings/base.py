@@ -518,6 +518,16 @@ SITE_URL = _store.SITE_URL
 # Shown in the footer and e-mails: where customers write with their order number.
 SUPPORT_EMAIL = _store.SUPPORT_EMAIL
 ORDER_PAYMENT_WINDOW = timedelta(minutes=_store.ORDER_PAYMENT_WINDOW_MINUTES)
+# The most one account holds unpaid (orders.ceiling), so that no account can hold the stock:
+# orders awaiting payment and their GPUs, lower until the account's first payment.
+ORDERS_UNPAID_CEILING = {
+    "orders": _store.ORDERS_UNPAID_MAX_ORDERS,
+    "units": _store.ORDERS_UNPAID_MAX_UNITS,
+}
+ORDERS_NEW_ACCOUNT_UNPAID_CEILING = {
+    "orders": _store.ORDERS_NEW_ACCOUNT_UNPAID_MAX_ORDERS,
+    "units": _store.ORDERS_NEW_ACCOUNT_UNPAID_MAX_UNITS,
+}
 # An order must name at least one SSH key (orders.services.order_keys_required): on once
 # machines are set up automatically with the order's keys.
 ORDERS_SSH_KEY_REQUIRED = _rental.ORDERS_SSH_KEY_REQUIRED

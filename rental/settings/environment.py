@@ -123,6 +123,12 @@ class StoreSettings(EnvironmentSettings):
     SITE_URL: HttpUrlText = "http://127.0.0.1:8000"
     SUPPORT_EMAIL: str = Field("support@locagpu.test", pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
     ORDER_PAYMENT_WINDOW_MINUTES: int = Field(30, ge=5, le=24 * 60)
+    # What one account may hold without paying (orders.ceiling): orders awaiting payment and
+    # the GPUs they hold. An account that has never paid gets the lower pair.
+    ORDERS_UNPAID_MAX_ORDERS: int = Field(5, ge=1, le=100)
+    ORDERS_UNPAID_MAX_UNITS: int = Field(64, ge=1, le=10_000)
+    ORDERS_NEW_ACCOUNT_UNPAID_MAX_ORDERS: int = Field(3, ge=1, le=100)
+    ORDERS_NEW_ACCOUNT_UNPAID_MAX_UNITS: int = Field(16, ge=1, le=10_000)
     # Monitors sending `Authorization: Bearer <token>` see /healthz's details; empty: only staff.
     HEALTHZ_TOKEN: str = Field("", pattern=r"^(\S{24,})?$")
     # Reverse proxies in front of the app, each appending to X-Forwarded-For (README).
@@ -135,6 +141,14 @@ class StoreSettings(EnvironmentSettings):
     )
     STORE_MEDIATOR_NAME: str = Field("Médiateur de la consommation (à désigner)", min_length=1)
     STORE_MEDIATOR_URL: HttpUrlText = "https://www.economie.gouv.fr/mediation-conso"
+
+    @field_validator("ORDERS_NEW_ACCOUNT_UNPAID_MAX_ORDERS", "ORDERS_NEW_ACCOUNT_UNPAID_MAX_UNITS")
+    @classmethod
+    def _new_accounts_get_less(cls, value: int, info: ValidationInfo) -> int:
+        regular = info.data.get(info.field_name.replace("NEW_ACCOUNT_", ""))
+        if regular is not None and value > regular:
+            raise ValueError(f"must not exceed {info.field_name.replace('NEW_ACCOUNT_', '')}")
+        return value
 
 
 class BillingSettings(EnvironmentSettings):
