@@ -45,8 +45,11 @@ def _password_tag(user: User) -> str:
 def _known_device_id(*, request: HttpRequest, email: str) -> str | None:
     """The id of the browser's known-device cookie when it names the account of `email` and
     its password of today; None otherwise."""
-    value = request.get_signed_cookie(
-        KNOWN_DEVICE, default="", salt=_KNOWN_DEVICE_SALT, max_age=KNOWN_DEVICE_AGE
+    value = (
+        request.get_signed_cookie(
+            KNOWN_DEVICE, default="", salt=_KNOWN_DEVICE_SALT, max_age=KNOWN_DEVICE_AGE
+        )
+        or ""
     )
     user_id, _sep, rest = value.partition(":")
     device_id, _sep, tag = rest.partition(":")
