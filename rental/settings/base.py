@@ -109,6 +109,7 @@ HOOKS: dict[str, dict[str, str]] = {
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "rental.middleware.DatabaseUnreachableMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -161,6 +162,19 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 else:
     DATABASES["default"]["CONN_MAX_AGE"] = _server.DATABASE_CONN_MAX_AGE
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# A PostgreSQL that hangs holds no request for long (rental.database cuts a query the server
+# does not answer, past the statement timeout): a 503 within seconds, gunicorn's timeout never
+# reached. `lock_timeout` bounds a wait for a row lock (a 503 too, nothing half done).
+DATABASE_STATEMENT_TIMEOUT_SECONDS = _server.DATABASE_STATEMENT_TIMEOUT_SECONDS
+POSTGRESQL_OPTIONS = {
+    "connect_timeout": _server.DATABASE_CONNECT_TIMEOUT_SECONDS,
+    "options": (
+        f"-c statement_timeout={int(DATABASE_STATEMENT_TIMEOUT_SECONDS * 1000)}"
+        f" -c lock_timeout={int(_server.DATABASE_LOCK_TIMEOUT_SECONDS * 1000)}"
+    ),
+}
+if DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3":
+    DATABASES["default"]["OPTIONS"] = POSTGRESQL_OPTIONS
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache (rate limits, throttles, anonymous catalog pages) -------------------

@@ -58,6 +58,10 @@ def check(env: dict[str, str]) -> subprocess.CompletedProcess:
         ("API_WEBHOOK_ALLOW_LOCAL_TARGETS", "yes please"),
         ("DATABASE_CONN_MAX_AGE", "forever"),
         ("DATABASE_CONN_MAX_AGE", "-1"),
+        ("DATABASE_CONNECT_TIMEOUT_SECONDS", "1"),  # libpq would read 2
+        ("DATABASE_STATEMENT_TIMEOUT_SECONDS", "inf"),
+        # A lock wait longer than a whole statement would never end in a lock timeout.
+        ("DATABASE_LOCK_TIMEOUT_SECONDS", "10"),
         ("DJANGO_DEBUG", "yes please"),
         ("LOG_LEVEL", "verbose"),
         ("LOCAGPU_LOCAL_SSH_PORT", "70000"),
