@@ -19,4 +19,4 @@ RUN useradd --system --uid 10001 --home-dir /app --no-create-home app \
     && mkdir -p var && chown app:app var
 USER app
 EXPOSE 8000
-CMD ["gunicorn", "rental.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3"]
+CMD ["gunicorn", "rental.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--timeout", "30"]

@@ -10,8 +10,12 @@ from allauth.core.internal.ratelimit import get_rates
 from django import forms
 from django.conf import settings
 from django.contrib.sites.models import Site
+from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
+from django_otp import login as otp_login
+from django_otp.models import Device
 
+from accounts.login_codes import login_code_accepted, login_code_send, login_codes_forget
 from accounts.login_limits import (
     known_device_remember,
     login_ceiling_lift,
@@ -23,6 +27,8 @@ from accounts.services import account_password_changed
 from accounts.two_factor import two_factor_enabled
 
 LOGGED_IN_MESSAGE = "account/messages/logged_in.txt"
+# The login form's field for the code asked past the account's ceiling (accounts.login_codes).
+LOGIN_CODE_FIELD = "login_code"
 # allauth's e-mails (a sign-up code lives 15 minutes, a reset link 3 days) kept while the
 # broker is down: the customer asks again rather than get a dead code late.
 ALLAUTH_MAIL_KEPT = timedelta(minutes=15)
@@ -73,16 +79,6 @@ class AccountAdapter(DefaultAccountAdapter):
 
     def pre_authenticate(self, request, **credentials) -> None:
         email = credentials.get("email") or credentials.get("username") or ""
-        if email and login_ceiling_reached(request=request, email=email):
-            minutes = settings.ACCOUNT_LOGIN_CEILING["period"] // 60
-            message = ngettext(
-                "Too many failed login attempts on this account. Try again in %(minutes)d "
-                "minute at most, or reset your password.",
-                "Too many failed login attempts on this account. Try again in %(minutes)d "
-                "minutes at most, or reset your password.",
-                minutes,
-            ) % {"minutes": minutes}
-            raise forms.ValidationError(message, code="too_many_login_attempts")
         try:
             super().pre_authenticate(request, **credentials)
         except forms.ValidationError as refused:
@@ -97,15 +93,42 @@ class AccountAdapter(DefaultAccountAdapter):
                 minutes,
             ) % {"minutes": minutes}
             raise forms.ValidationError(message, code="too_many_login_attempts") from refused
+        if email and login_ceiling_reached(request=request, email=email):
+            self._second_proof(request, email)
+
+    def _second_proof(self, request, email: str) -> None:
+        """Past the account's ceiling the password is checked only with a code: the one
+        e-mailed to the account (sent now when none was typed) or its second factor."""
+        request.login_code_asked = True
+        code = request.POST.get(LOGIN_CODE_FIELD, "").strip()
+        proof = code and login_code_accepted(email=email, code=code)
+        if proof:
+            request.login_second_factor = proof if isinstance(proof, Device) else None
+            return
+        if not code:
+            login_code_send(email=email)
+        message = _(
+            "Too many failed login attempts on this account: we have sent a code to its "
+            "e-mail address. Type it below with your password (or a code of your second "
+            "factor, if you have one)."
+        )
+        if code:
+            message = _("This code is not the one we sent. Type the code of the last e-mail.")
+        raise forms.ValidationError(message, code="too_many_login_attempts")
 
     def authentication_failed(self, request, **credentials) -> None:
         email = credentials.get("email") or credentials.get("username") or ""
         if email:
-            login_failure_count(email=email)
+            login_failure_count(request=request, email=email)
 
     def post_login(self, request, user, **kwargs):
         response = super().post_login(request, user, **kwargs)
         known_device_remember(response=response, user=user)
+        if getattr(request, "login_code_asked", False):
+            login_codes_forget(email=user.email)
+        device = getattr(request, "login_second_factor", None)
+        if device is not None:
+            otp_login(request, device)  # typed with the password: not asked again
         return response
 
     def set_password(self, user, password: str) -> None:
@@ -113,3 +136,4 @@ class AccountAdapter(DefaultAccountAdapter):
         super().set_password(user, password)
         account_password_changed(user=user)
         login_ceiling_lift(email=user.email)
+        login_codes_forget(email=user.email)

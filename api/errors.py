@@ -1,9 +1,11 @@
 """One error shape for the whole API: `{"error": {"code", "message", "fields"}}`."""
 
 import logging
+import sys
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
+from django.db import OperationalError
 from django.http import Http404, JsonResponse
 from django.views import defaults
 from redis.exceptions import RedisError
@@ -13,7 +15,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from orders.services import OrderError
 from payments.services import PaymentError
-from rental.middleware import RETRY_AFTER_SECONDS
+from rental.middleware import RETRY_AFTER_SECONDS, database_unavailable_page
 
 logger = logging.getLogger(__name__)
 
@@ -21,6 +23,7 @@ API_PATH_PREFIX = "/api/"
 # OrderError codes that describe the state of the store rather than a bad request.
 CONFLICT_CODES = {
     "not_enough_units",
+    "unpaid_limit",
     "not_cancellable",
     "ssh_keys_frozen",
     "changed",
@@ -107,7 +110,8 @@ def _code_of(exc: exceptions.APIException) -> str:
 
 
 class Unavailable(exceptions.APIException):
-    """Redis does not answer: the throttle cannot count, so nothing is done (rental.middleware)."""
+    """Redis does not answer: the throttle cannot count, so nothing is done (rental.middleware);
+    or PostgreSQL does not answer in time (rental.database)."""
 
     status_code = status.HTTP_503_SERVICE_UNAVAILABLE
     default_detail = (
@@ -132,6 +136,11 @@ def api_exception_handler(exc, context):
     elif isinstance(exc, RedisError):
         logger.error(
             "cache unreachable, %s answered 503: %s", type(context.get("view")).__name__, exc
+        )
+        exc = Unavailable()
+    elif isinstance(exc, OperationalError):
+        logger.error(
+            "database unreachable, %s answered 503: %s", type(context.get("view")).__name__, exc
         )
         exc = Unavailable()
 
@@ -166,7 +175,17 @@ def page_not_found(request, exception):
 
 
 def server_error(request):
-    """handler500: JSON under /api/, Django's page elsewhere."""
+    """handler500: JSON under /api/, Django's page elsewhere; a database that did not answer
+    (in a middleware: the views' own go through rental.database) is a 503."""
+    error = sys.exc_info()[1]
+    if isinstance(error, OperationalError) and request.path.startswith(API_PATH_PREFIX):
+        response = JsonResponse(
+            error_body("unavailable", str(Unavailable.default_detail)), status=503
+        )
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return response
+    if isinstance(error, OperationalError):
+        return database_unavailable_page(request, error)
     if request.path.startswith(API_PATH_PREFIX):
         return JsonResponse(
             error_body("server_error", "Something went wrong on our side; please retry."),

@@ -15,6 +15,7 @@ from django.utils.translation import gettext_noop, ngettext_lazy
 from accounts.models import SshKey, User
 from catalog.models import TERMS, Environment, GpuModel
 from hosts.models import Host, SlotHold
+from orders.ceiling import unpaid_ceiling_check
 from orders.consent import TermsAcceptance, terms_in_force
 from orders.errors import OrderError
 from orders.extensions import rental_end, rental_shorten
@@ -191,7 +192,8 @@ def order_create(
     """Store an order holding concrete slots until its payment deadline.
 
     The GPU row is locked while availability is re-checked and slots are chosen, so two buyers
-    of the last unit are served one after the other and the second one is refused.
+    of the last unit are served one after the other and the second one is refused. The
+    account's row is locked before it, so that its unpaid ceiling holds across GPU models.
 
     A `form_token` already used returns the order it placed: the same form sent twice is
     one order. The GPU lock serialises two sends of one form (they order the same GPU), so
@@ -204,6 +206,9 @@ def order_create(
     """
     accepted = terms_in_force(terms)
     with transaction.atomic():
+        # The account first: its ceiling (orders.ceiling) counts orders of every GPU, which
+        # the GPU's lock alone would let two requests for two models pass at once.
+        User.objects.select_for_update(no_key=True).only("pk").get(pk=user.pk)
         locked_gpu = GpuModel.objects.select_for_update().get(pk=gpu.pk)
         if form_token:
             placed = Order.objects.filter(form_token=form_token).first()
@@ -218,6 +223,7 @@ def order_create(
             term_days=term_days,
             environment_details=environment_details,
         )
+        unpaid_ceiling_check(user=user, quantity=quantity)
         now = timezone.now()
         try:
             order = Order.objects.create_numbered(

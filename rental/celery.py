@@ -8,7 +8,11 @@ from django.db import transaction
 from kombu.exceptions import OperationalError as BrokerUnavailable
 from redis.exceptions import RedisError
 
-from rental import kombu_filesystem
+# Queries of the workers under their deadline too (connection_created's receiver).
+from rental import (
+    database,  # noqa: F401
+    kombu_filesystem,
+)
 
 # Servers (gunicorn, Celery) run production unless told otherwise; manage.py stays on local.
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "rental.settings.production")

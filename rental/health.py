@@ -5,8 +5,10 @@
 - /healthz/ready (and /healthz, for the monitors already calling it): database, broker, cache
   (without it pages still sell, but logins and the API answer 503) and what the apps register
   in `readiness_checks` (payments: each chain's watcher, from its stored state, no RPC call).
-  200 when all are fine, else 503; within HEALTHZ_CHECKS_TIMEOUT_SECONDS (plus the caller's
-  own checks) whatever hangs, as the checks run side by side in a small pool of threads.
+  200 when all are fine, else 503; within HEALTHZ_CHECKS_TIMEOUT_SECONDS whatever hangs, as
+  the checks run side by side in a small pool of threads, and the checks that read the
+  request's own connection run only once the database answered there, under a deadline
+  (rental.database).
 
 Anonymous callers learn only ok or not ok: the details name internal hosts and errors, so
 they are for staff and for monitors sending `Authorization: Bearer <HEALTHZ_TOKEN>`.
@@ -17,6 +19,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 
+import psycopg2
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
@@ -24,12 +27,25 @@ from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
 
 from rental.celery import app as celery_app
+from rental.database import deadline
 from rental.hooks import answers
 
 
 def _database() -> dict:
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
+    return {"ok": True}
+
+
+def _database_reachable(params: dict) -> dict:
+    # A connection of its own, off the request's thread: a hung server holds this thread for
+    # connect_timeout at most, never the answer.
+    raw = psycopg2.connect(**params)
+    try:
+        with raw.cursor() as cursor:
+            cursor.execute("SELECT 1")
+    finally:
+        raw.close()
     return {"ok": True}
 
 
@@ -74,27 +90,40 @@ TIMED_OUT = {"ok": False, "error": "no answer in time"}
 def _results() -> dict[str, dict]:
     readiness_checks = {**READINESS_CHECKS, **answers("readiness_checks")}
     started = time.monotonic()
-    futures = {
-        name: _checks_pool.submit(_run, check)
-        for name, check in readiness_checks.items()
-        if name in OFF_THREAD
-    }
-    results = {
-        name: _run(check) for name, check in readiness_checks.items() if name not in OFF_THREAD
-    }
+    off_thread = {name: check for name, check in readiness_checks.items() if name in OFF_THREAD}
+    if connection.vendor == "postgresql":
+        params = connection.get_connection_params()
+        off_thread["database"] = lambda: _database_reachable(params)
+    futures = {name: _checks_pool.submit(_run, check) for name, check in off_thread.items()}
+    results: dict[str, dict] = {}
+    if "database" in futures:
+        wait([futures["database"]], timeout=settings.HEALTHZ_CHECKS_TIMEOUT_SECONDS)
+    reachable = "database" not in futures or futures["database"].done()
+    reachable = reachable and ("database" not in futures or futures["database"].result()["ok"])
     left = settings.HEALTHZ_CHECKS_TIMEOUT_SECONDS - (time.monotonic() - started)
+    for name, check in readiness_checks.items():
+        if name in futures:
+            continue
+        if not reachable:
+            results[name] = {"ok": False, "error": "the database does not answer"}
+            continue
+        with deadline(connection, max(left, 0.1)):
+            results[name] = _run(check)
+        left = settings.HEALTHZ_CHECKS_TIMEOUT_SECONDS - (time.monotonic() - started)
     wait(futures.values(), timeout=max(left, 0))
     for name, future in futures.items():
         results[name] = future.result() if future.done() else TIMED_OUT
     return {name: results[name] for name, _check in readiness_checks.items()}
 
 
-def _may_see_details(request) -> bool:
+def _may_see_details(request, *, database_ok: bool) -> bool:
     token = settings.HEALTHZ_TOKEN
     sent = request.headers.get("Authorization", "")
     if token and hmac.compare_digest(sent.encode(), f"Bearer {token}".encode()):
         return True
-    # The database may be down: then the session cannot be read and only the token works.
+    if not database_ok:
+        return False  # the session cannot be read in time: only the token works
+    # The database may fail now still: then only the token works.
     # Staff past their second factor only: a password alone names no internal host.
     try:
         user = request.user
@@ -113,6 +142,6 @@ def ready(request):
     results = _results()
     healthy = all(result["ok"] for result in results.values())
     body: dict[str, object] = {"status": "ok" if healthy else "error"}
-    if _may_see_details(request):
+    if _may_see_details(request, database_ok=results["database"]["ok"]):
         body.update(results)
     return JsonResponse(body, status=200 if healthy else 503)

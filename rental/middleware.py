@@ -6,6 +6,9 @@ in, signing up, second-factor codes, "I've paid"), is refused before it acts: a 
 says to retry shortly, never a 500. The API answers the same in its own error shape
 (api.errors).
 
+DatabaseUnreachableMiddleware, when PostgreSQL does not answer in time (rental.database) or
+refuses connections: the same 503 page, within the query deadline.
+
 ContentSecurityPolicyMiddleware builds the store's policy once.
 """
 
@@ -16,7 +19,9 @@ from csp import middleware as csp_middleware
 from csp.constants import HEADER, HEADER_REPORT_ONLY
 from csp.utils import build_policy
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser
 from django.core.signals import setting_changed
+from django.db import OperationalError
 from django.dispatch import receiver
 from django.shortcuts import render
 from django.utils.translation import gettext as _
@@ -48,6 +53,39 @@ class CacheUnreachableMiddleware:
         )
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
         return response
+
+
+def database_unavailable_page(request, error: Exception):
+    """The store's 503 page for a request whose database did not answer in time (or refused
+    the connection), drawn without another query: it names no account."""
+    logger.error(
+        "database unreachable: %s %s answered 503: %s", request.method, request.path, error
+    )
+    request.user = AnonymousUser()
+    response = render(
+        request,
+        "503.html",
+        {"retry_after": RETRY_AFTER_SECONDS, "title": _("Back in a moment")},
+        status=503,
+    )
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
+class DatabaseUnreachableMiddleware:
+    """A view's OperationalError is a 503, never a 500 (the other middleware's are too,
+    through handler500: api.errors.server_error)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if isinstance(exception, OperationalError):
+            return database_unavailable_page(request, exception)
+        return None
 
 
 class ContentSecurityPolicyMiddleware(csp_middleware.CSPMiddleware):

@@ -321,7 +321,9 @@ class OrderListApi(ApiView):
             "Send an `Idempotency-Key` header to retry safely: a repeat with the same key and "
             "body returns the same order with 200; the same key with another body is a 409.\n\n"
             "`accept_terms` must be `true`: an order without the customer's acceptance of the "
-            "terms of sale in force (`GET /terms/`) is a 400 naming `accept_terms`."
+            "terms of sale in force (`GET /terms/`) is a 400 naming `accept_terms`.\n\n"
+            "An account holds a limited number of unpaid orders and GPUs at once (fewer "
+            "before its first payment): one more is a 409 `unpaid_limit` saying the limit."
         ),
         parameters=[IDEMPOTENCY_PARAMETER],
         request=InputSerializer,

@@ -112,6 +112,7 @@ HOOKS: dict[str, dict[str, str]] = {
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "rental.middleware.DatabaseUnreachableMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -164,6 +165,19 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 else:
     DATABASES["default"]["CONN_MAX_AGE"] = _server.DATABASE_CONN_MAX_AGE
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# A PostgreSQL that hangs holds no request for long (rental.database cuts a query the server
+# does not answer, past the statement timeout): a 503 within seconds, gunicorn's timeout never
+# reached. `lock_timeout` bounds a wait for a row lock (a 503 too, nothing half done).
+DATABASE_STATEMENT_TIMEOUT_SECONDS = _server.DATABASE_STATEMENT_TIMEOUT_SECONDS
+POSTGRESQL_OPTIONS = {
+    "connect_timeout": _server.DATABASE_CONNECT_TIMEOUT_SECONDS,
+    "options": (
+        f"-c statement_timeout={int(DATABASE_STATEMENT_TIMEOUT_SECONDS * 1000)}"
+        f" -c lock_timeout={int(_server.DATABASE_LOCK_TIMEOUT_SECONDS * 1000)}"
+    ),
+}
+if DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3":
+    DATABASES["default"]["OPTIONS"] = POSTGRESQL_OPTIONS
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache (rate limits, throttles, anonymous catalog pages) -------------------
@@ -521,6 +535,16 @@ SITE_URL = _store.SITE_URL
 # Shown in the footer and e-mails: where customers write with their order number.
 SUPPORT_EMAIL = _store.SUPPORT_EMAIL
 ORDER_PAYMENT_WINDOW = timedelta(minutes=_store.ORDER_PAYMENT_WINDOW_MINUTES)
+# The most one account holds unpaid (orders.ceiling), so that no account can hold the stock:
+# orders awaiting payment and their GPUs, lower until the account's first payment.
+ORDERS_UNPAID_CEILING = {
+    "orders": _store.ORDERS_UNPAID_MAX_ORDERS,
+    "units": _store.ORDERS_UNPAID_MAX_UNITS,
+}
+ORDERS_NEW_ACCOUNT_UNPAID_CEILING = {
+    "orders": _store.ORDERS_NEW_ACCOUNT_UNPAID_MAX_ORDERS,
+    "units": _store.ORDERS_NEW_ACCOUNT_UNPAID_MAX_UNITS,
+}
 # An order must name at least one SSH key (orders.services.order_keys_required): on once
 # machines are set up automatically with the order's keys.
 ORDERS_SSH_KEY_REQUIRED = _rental.ORDERS_SSH_KEY_REQUIRED

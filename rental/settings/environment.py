@@ -126,6 +126,12 @@ class StoreSettings(EnvironmentSettings):
     SITE_URL: HttpUrlText = "http://127.0.0.1:8000"
     SUPPORT_EMAIL: str = Field("support@locagpu.test", pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
     ORDER_PAYMENT_WINDOW_MINUTES: int = Field(30, ge=5, le=24 * 60)
+    # What one account may hold without paying (orders.ceiling): orders awaiting payment and
+    # the GPUs they hold. An account that has never paid gets the lower pair.
+    ORDERS_UNPAID_MAX_ORDERS: int = Field(5, ge=1, le=100)
+    ORDERS_UNPAID_MAX_UNITS: int = Field(64, ge=1, le=10_000)
+    ORDERS_NEW_ACCOUNT_UNPAID_MAX_ORDERS: int = Field(3, ge=1, le=100)
+    ORDERS_NEW_ACCOUNT_UNPAID_MAX_UNITS: int = Field(16, ge=1, le=10_000)
     # Monitors sending `Authorization: Bearer <token>` see /healthz's details; empty: only staff.
     HEALTHZ_TOKEN: str = Field("", pattern=r"^(\S{24,})?$")
     # Reverse proxies in front of the app, each appending to X-Forwarded-For (README).
@@ -138,6 +144,15 @@ class StoreSettings(EnvironmentSettings):
     )
     STORE_MEDIATOR_NAME: str = Field("Médiateur de la consommation (à désigner)", min_length=1)
     STORE_MEDIATOR_URL: HttpUrlText = "https://www.economie.gouv.fr/mediation-conso"
+
+    @field_validator("ORDERS_NEW_ACCOUNT_UNPAID_MAX_ORDERS", "ORDERS_NEW_ACCOUNT_UNPAID_MAX_UNITS")
+    @classmethod
+    def _new_accounts_get_less(cls, value: int, info: ValidationInfo) -> int:
+        regular_name = str(info.field_name).replace("NEW_ACCOUNT_", "")
+        regular = info.data.get(regular_name)
+        if regular is not None and value > regular:
+            raise ValueError(f"must not exceed {regular_name}")
+        return value
 
 
 class BillingSettings(EnvironmentSettings):
@@ -174,12 +189,26 @@ class ServerSettings(EnvironmentSettings):
     DJANGO_DEBUG: bool = False
     # Seconds a PostgreSQL connection is kept for the next request (0: closed after each).
     DATABASE_CONN_MAX_AGE: int = Field(60, ge=0, le=3600)
+    # PostgreSQL's timeouts (rental.database): connecting, one statement (0: none; workers
+    # and migrations set a longer one), one lock wait. A query past the statement timeout on
+    # a server that no longer answers is cut on this side too.
+    DATABASE_CONNECT_TIMEOUT_SECONDS: int = Field(3, ge=2, le=60)
+    DATABASE_STATEMENT_TIMEOUT_SECONDS: float = Field(3.0, ge=0, le=3600, allow_inf_nan=False)
+    DATABASE_LOCK_TIMEOUT_SECONDS: float = Field(2.0, ge=0, le=3600, allow_inf_nan=False)
     LOG_LEVEL: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
     # Requests per API key. DRF parses it at request time: one that does not parse would
     # answer 500 to every API request instead of stopping the process here.
     API_THROTTLE_RATE: str = "600/min"
     API_MAX_BODY_BYTES: int = Field(64 * 1024, ge=1024, le=100 * 1024 * 1024)
     API_WEBHOOK_ALLOW_LOCAL_TARGETS: bool = False
+
+    @field_validator("DATABASE_LOCK_TIMEOUT_SECONDS")
+    @classmethod
+    def _lock_within_statement(cls, value: float, info: ValidationInfo) -> float:
+        statement = info.data.get("DATABASE_STATEMENT_TIMEOUT_SECONDS")
+        if statement and not 0 < value <= statement:
+            raise ValueError("must be above 0 and at most DATABASE_STATEMENT_TIMEOUT_SECONDS")
+        return value
 
     @field_validator("API_THROTTLE_RATE")
     @classmethod

@@ -9,6 +9,7 @@ DATABASES = {
 # Two suites may run at once on one machine (two developers, or CI beside a developer):
 # each picks its own test database and Redis databases through these variables.
 DATABASES["default"]["TEST"] = {"NAME": env("TEST_DB_NAME", default="test_rental")}
+DATABASES["default"]["OPTIONS"] = POSTGRESQL_OPTIONS  # noqa: F405
 REDIS_URL = env("REDIS_URL", default="redis://127.0.0.1:6379")
 _broker_db = env.int("TEST_REDIS_BROKER_DB", default=14)
 _cache_db = env.int("TEST_REDIS_CACHE_DB", default=15)

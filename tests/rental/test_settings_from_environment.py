@@ -46,6 +46,9 @@ def check(env: dict[str, str]) -> subprocess.CompletedProcess:
         ("PAYMENTS_XPUB", "xprv9s21ZrQH143K3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6cq3jPPqjiC"),
         ("STORE_CURRENCY", "euro"),
         ("ORDER_PAYMENT_WINDOW_MINUTES", "0"),
+        ("ORDERS_UNPAID_MAX_UNITS", "0"),
+        # A new account may not hold more than one that has paid.
+        ("ORDERS_NEW_ACCOUNT_UNPAID_MAX_ORDERS", "6"),
         ("SITE_URL", "gpu.example.com"),
         ("HEALTHZ_TOKEN", "short"),
         ("API_THROTTLE_RATE", "lots"),  # a 500 on every API request before, not at start
@@ -55,6 +58,10 @@ def check(env: dict[str, str]) -> subprocess.CompletedProcess:
         ("API_WEBHOOK_ALLOW_LOCAL_TARGETS", "yes please"),
         ("DATABASE_CONN_MAX_AGE", "forever"),
         ("DATABASE_CONN_MAX_AGE", "-1"),
+        ("DATABASE_CONNECT_TIMEOUT_SECONDS", "1"),  # libpq would read 2
+        ("DATABASE_STATEMENT_TIMEOUT_SECONDS", "inf"),
+        # A lock wait longer than a whole statement would never end in a lock timeout.
+        ("DATABASE_LOCK_TIMEOUT_SECONDS", "10"),
         ("DJANGO_DEBUG", "yes please"),
         ("LOG_LEVEL", "verbose"),
         ("LOCAGPU_LOCAL_SSH_PORT", "70000"),
