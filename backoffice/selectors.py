@@ -17,8 +17,13 @@ from catalog.models import GpuModel
 from hosts.models import Host, SlotHold
 from orders.models import Order, OrderEvent, OrderStatus
 from orders.queue import QueueCase, order_queue_cases
-from payments.models import Invoice, PaymentClaim
-from payments.queue import claim_queue_cases, invoice_queue_cases, refund_queue_cases
+from payments.models import Asset, Invoice, PaymentClaim
+from payments.queue import (
+    asset_queue_cases,
+    claim_queue_cases,
+    invoice_queue_cases,
+    refund_queue_cases,
+)
 from payments.refunds.models import Refund
 
 QUEUE_PARAMETER = "queue"
@@ -58,6 +63,7 @@ def queue_entries(*, now: datetime | None = None) -> list[QueueEntry]:
         *_entries(Invoice, invoice_queue_cases()),
         *_entries(PaymentClaim, claim_queue_cases(now=now)),
         *_entries(Refund, refund_queue_cases()),
+        *_entries(Asset, asset_queue_cases()),
     ]
 
 

@@ -47,7 +47,7 @@ class HeldSlotInline(admin.TabularInline):
 
     def get_queryset(self, request):
         held = super().get_queryset(request).filter(released_at__isnull=True)
-        return held.select_related("order")
+        return held.select_related("order", "host")  # the host names each row
 
     def has_add_permission(self, request, obj=None):
         return False
@@ -84,6 +84,9 @@ class OrderSlotInline(admin.TabularInline):
     fields = readonly_fields = ("host", "index", "held_at", "released_at")
     extra = 0
     can_delete = False
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("host")  # each row's name and link
 
     def has_add_permission(self, request, obj=None):
         return False

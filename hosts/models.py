@@ -84,4 +84,5 @@ class SlotHold(models.Model):
         indexes = [models.Index(fields=["order", "released_at"])]
 
     def __str__(self) -> str:
-        return f"{self.host_id}:{self.index}"
+        # As staff name the machine and its GPU (« h100-sxm-1 · GPU 0 »), never by ids.
+        return f"{self.host.name} · GPU {self.index}"

@@ -18,6 +18,7 @@ from orders.forms import ActivateForm, MoveHostForm, OptionalReasonForm, ReasonF
 from orders.hooks import order_admin_sections
 from orders.models import ALLOWED_TRANSITIONS, Order, OrderEvent, OrderEventDelivery, OrderStatus
 from orders.queue import order_queue_cases
+from orders.selectors import rental_totals
 from orders.transitions import RENTAL_ONLY, TransitionNotAllowed
 from rental.admin import AppendOnlyAdmin, queue_filter
 
@@ -218,7 +219,18 @@ class OrderAdmin(AppendOnlyAdmin):
                 ]
             },
         ),
-        (_("Price"), {"fields": ["daily_rate", "total", "currency", "payment_deadline"]}),
+        (
+            _("Price"),
+            {
+                "fields": [
+                    "daily_rate",
+                    "total",
+                    "with_extensions",
+                    "currency",
+                    "payment_deadline",
+                ]
+            },
+        ),
         # What the apps above orders record about it (orders.hooks, `order_admin_sections`).
         (_("Payments and documents"), {"fields": ["records_of_other_apps"]}),
         (
@@ -269,6 +281,18 @@ class OrderAdmin(AppendOnlyAdmin):
             return "—"
         return format_html_join(
             " ", '<a class="button" href="{}">{}</a>', ((url, label) for url, label in links)
+        )
+
+    @admin.display(description=_("with its extensions"))
+    def with_extensions(self, obj: Order):
+        # An extension names its rental (`extends`, a link); a rental lists its extensions.
+        if obj.is_extension:
+            return "—"
+        totals = rental_totals(rental=obj)
+        if not totals.extensions:
+            return "—"
+        return render_to_string(
+            "admin/orders/order/_with_extensions.html", {"order": obj, "totals": totals}
         )
 
     @admin.display(description=_("Records"))

@@ -45,6 +45,33 @@ def rental_extensions(*, rental: Order) -> list[Order]:
     return list(rental.extensions.order_by("created_at", "pk"))
 
 
+@dataclass(frozen=True)
+class RentalTotals:
+    """What a rental comes to with its extensions: the days and the amount paid for (its
+    term and its paid extensions'), apart from what still waits for its payment."""
+
+    extensions: list[Order]
+    days: int
+    total: Decimal
+    unpaid_days: int
+    unpaid_total: Decimal
+
+
+def rental_totals(*, rental: Order) -> RentalTotals:
+    """The totals of `rental` with its extensions, in one query. An extension expired,
+    cancelled or refunded is listed and counts for nothing."""
+    extensions = rental_extensions(rental=rental)
+    paid = [each for each in extensions if each.status == S.PAID]
+    unpaid = [each for each in extensions if each.status in UNPAID_STATUSES]
+    return RentalTotals(
+        extensions=extensions,
+        days=rental.term_days + sum(each.term_days for each in paid),
+        total=rental.total + sum((each.total for each in paid), Decimal(0)),
+        unpaid_days=sum(each.term_days for each in unpaid),
+        unpaid_total=sum((each.total for each in unpaid), Decimal(0)),
+    )
+
+
 def rental_unpaid_extension(*, rental: Order) -> Order | None:
     """The extension of `rental` still awaiting payment or confirming, if any (one at most)."""
     return rental.extensions.filter(status__in=UNPAID_STATUSES).first()

@@ -5,6 +5,7 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
+from django.contrib.messages.storage.base import Message
 from django.core.paginator import Paginator
 from django.db.models import prefetch_related_objects
 from django.http import Http404, JsonResponse, QueryDict
@@ -441,7 +442,10 @@ def _extension_refused(request, refusal: OrderError, *, back: str):
     """Where a refused "Prolonger" goes: an extension waiting for its payment is where the
     customer goes on (its page is where it is paid); else back to the rental, saying why."""
     if isinstance(refusal, ExtensionPending):
-        messages.info(request, refusal.message)
+        # Asked again before a page showed the notice (tabs, Back, a double click): once.
+        notice = Message(messages.INFO, str(refusal.message))
+        if notice not in messages.get_messages(request):
+            messages.add_message(request, notice.level, notice.message)
         return redirect("orders:detail", number=refusal.extension.number)
     messages.error(request, refusal.message)
     return redirect(back)

@@ -22,12 +22,13 @@ from payments.models import (
     Transfer,
 )
 from payments.queue import (
+    asset_queue_cases,
     claim_queue_cases,
     flag_label,
     invoice_queue_cases,
     invoice_status_label,
 )
-from payments.rates import RateRefused, rate_manual_check, rate_set_manually
+from payments.rates import RateRefused, rate_held_confirm, rate_manual_check, rate_set_manually
 
 # Registers the refunds' admin (payments/refunds/admin.py) with the rest of payments.
 from payments.refunds import admin as _refunds_admin  # noqa: F401
@@ -83,9 +84,31 @@ class AssetAdmin(admin.ModelAdmin):
         "price_feed",
         "is_active",
         "rate_refusal",
+        "rate_held_display",
     ]
-    list_filter = ["chain", "kind", "is_active"]
-    readonly_fields = ["rate_refusal", "rate_checked_at"]
+    list_filter = [queue_filter(asset_queue_cases), "chain", "kind", "is_active"]
+    list_select_related = ["chain", "price_feed", "rate_held__asset"]
+    readonly_fields = ["rate_refusal", "rate_checked_at", "rate_held_display"]
+    actions = ["rate_held_confirm"]
+
+    @admin.display(description=_("rate held"))
+    def rate_held_display(self, asset: Asset) -> str:
+        held = asset.rate_held
+        return "—" if held is None else f"{held} ({held.reason})"
+
+    @admin.action(description=_("Confirm the held rate"))
+    def rate_held_confirm(self, request, queryset):
+        # Staff checked the new price elsewhere: it prices invoices from now on.
+        for asset in queryset:
+            confirmed = rate_held_confirm(asset=asset, staff_user=request.user)
+            if confirmed is None:
+                self.message_user(
+                    request,
+                    _("%(asset)s: no rate held any more.") % {"asset": asset},
+                    messages.WARNING,
+                )
+            else:
+                self.message_user(request, _("Rate confirmed: %(rate)s.") % {"rate": confirmed})
 
 
 class ManualRateForm(forms.ModelForm):

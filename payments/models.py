@@ -184,6 +184,17 @@ class Asset(models.Model):
     # then wait for a good reading or a manual rate.
     rate_refusal = models.CharField(_("rate refused because"), max_length=300, blank=True)
     rate_checked_at = models.DateTimeField(_("rate last checked"), null=True, blank=True)
+    # The feed rate that moved beyond PAYMENTS_RATE_MAX_MOVE (payments.rates): while set, no
+    # feed rate prices this asset, and staff see it in their queue until they confirm it.
+    rate_held = models.ForeignKey(
+        "Rate",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        editable=False,
+        verbose_name=_("rate held"),
+    )
 
     class Meta:
         ordering = ["chain", "symbol"]
@@ -256,6 +267,21 @@ class Rate(models.Model):
         blank=True,
         related_name="+",
         verbose_name=_("set by"),
+    )
+    # The last feed read that gave this rate: a move is measured from a rate read this late.
+    read_at = models.DateTimeField(_("last read"), null=True, blank=True, editable=False)
+    # A feed rate that moved beyond the band from the trusted rate before it: it priced nothing
+    # unless staff confirmed it, and a rate held and not confirmed is never a rate to trust.
+    held = models.BooleanField(_("held"), default=False, editable=False)
+    confirmed_at = models.DateTimeField(_("confirmed"), null=True, blank=True, editable=False)
+    confirmed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        editable=False,
+        verbose_name=_("confirmed by"),
     )
 
     class Meta:

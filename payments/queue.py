@@ -1,6 +1,7 @@
 """The payment cases of the staff's "to handle" queue (backoffice): flagged invoices, "I've
-paid" claims with nothing received, refunds owed. One condition each, shared by the queue's
-counts and the admin lists' filters. And how staff read an invoice: its flags and status."""
+paid" claims with nothing received, refunds owed, rates held for staff to confirm. One
+condition each, shared by the queue's counts and the admin lists' filters. And how staff read
+an invoice: its flags and status."""
 
 from datetime import datetime
 
@@ -73,5 +74,17 @@ def refund_queue_cases() -> list[QueueCase]:
                 status__in=[RefundStatus.OWED, RefundStatus.ADDRESS_GIVEN, RefundStatus.REJECTED],
                 amount__gt=0,
             ),
+        )
+    ]
+
+
+def asset_queue_cases() -> list[QueueCase]:
+    # A feed rate that moved beyond the band (payments.rates): the asset sells nothing until
+    # staff confirm it, or the feed comes back.
+    return [
+        QueueCase(
+            "rate_held",
+            _("Rates that moved beyond the band, waiting for confirmation"),
+            Q(rate_held__isnull=False),
         )
     ]

@@ -2,7 +2,8 @@
 
 A beat task reads every feed of a chain in one batched call (latestRoundData through the RPC
 the watcher uses) and records, per asset, either a rate or why none can be trusted now. No
-invoice is issued at a refused or expired rate (payments.selectors.rate_current).
+invoice is issued at a refused or expired rate (payments.selectors.rate_current), nor at one
+that moved beyond PAYMENTS_RATE_MAX_MOVE until staff confirm it (Asset.rate_held).
 """
 
 import logging
@@ -12,6 +13,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
@@ -120,25 +122,64 @@ def _feed_rate(
     )
 
 
+# A feed rate staff may build on: never held, or held and confirmed by staff.
+TRUSTED = Q(held=False) | Q(confirmed_at__isnull=False)
+
+
+def rate_move(*, old: Decimal, new: Decimal) -> Decimal:
+    """How far apart two rates are, either way: the higher over the lower, less one (x1000
+    and ÷1000 are both 999)."""
+    low, high = sorted((old, new))
+    return high / low - 1
+
+
+def _move_held_because(*, rate: Decimal, trusted: Rate | None, holding: bool, now: datetime) -> str:
+    """Why the new feed `rate` must wait for staff ("" when it need not): it moved beyond
+    PAYMENTS_RATE_MAX_MOVE from the `trusted` rate read within PAYMENTS_RATE_MOVE_WINDOW, or
+    the asset is `holding` already and the feed has not come back within the band."""
+    if trusted is None:
+        return ""
+    move = rate_move(old=trusted.rate, new=rate)
+    if move <= settings.PAYMENTS_RATE_MAX_MOVE:
+        return ""
+    read_at = trusted.read_at or trusted.fetched_at
+    if not holding and read_at < now - settings.PAYMENTS_RATE_MOVE_WINDOW:
+        return ""  # read too long ago for a move to tell a misreading from the market
+    factor = (move + 1).quantize(Decimal("0.1")).normalize()
+    return (
+        f"moved x{factor:f} from {trusted.rate.normalize():f} {trusted.currency}, the trusted "
+        f"rate read at {read_at.isoformat(timespec='seconds')}: held until staff confirm it "
+        "or the feed comes back within the band"
+    )
+
+
 def _feed_rate_record(*, asset: Asset, priced: FeedRate, now: datetime) -> Rate:
     """A new rate when the price moved; else the latest one lives on (one row per price, not
-    per read)."""
+    per read). A new rate too far from the trusted one is recorded held: the asset names it
+    (Asset.rate_held) and no feed rate prices it until staff confirm or the feed comes back
+    within the band, which releases it."""
     currency = settings.STORE_CURRENCY
     with transaction.atomic():
-        latest = (
-            Rate.objects.select_for_update()
-            .filter(asset=asset, currency=currency, kind=Rate.Kind.FEED)
-            .order_by("-fetched_at")
-            .first()
+        # The asset's row first, as staff confirming its held rate take it (rate_held_confirm).
+        held_before = (
+            Asset.objects.select_for_update().values_list("rate_held", flat=True).get(pk=asset.pk)
         )
+        rates = Rate.objects.filter(asset=asset, currency=currency, kind=Rate.Kind.FEED)
+        latest = rates.order_by("-fetched_at").first()
         if (
             latest is not None
             and latest.rate == priced.rate
             and latest.feed_updated_at == priced.feed_updated_at
         ):
-            latest.expires_at = priced.expires_at
-            latest.save(update_fields=["expires_at"])
+            latest.expires_at, latest.read_at = priced.expires_at, now
+            latest.save(update_fields=["expires_at", "read_at"])
         else:
+            trusted = rates.filter(TRUSTED).order_by("-fetched_at").first()
+            because = _move_held_because(
+                rate=priced.rate, trusted=trusted, holding=held_before is not None, now=now
+            )
+            if because:
+                logger.warning("Rate of %s held: %s", asset.slug, because)
             latest = Rate.objects.create(
                 asset=asset,
                 currency=currency,
@@ -148,8 +189,14 @@ def _feed_rate_record(*, asset: Asset, priced: FeedRate, now: datetime) -> Rate:
                 fetched_at=now,
                 expires_at=priced.expires_at,
                 feed_updated_at=priced.feed_updated_at,
+                read_at=now,
+                held=bool(because),
+                reason=because,
             )
-        Asset.objects.filter(pk=asset.pk).update(rate_refusal="", rate_checked_at=now)
+        held = latest if latest.held and latest.confirmed_at is None else None
+        Asset.objects.filter(pk=asset.pk).update(
+            rate_refusal="", rate_checked_at=now, rate_held=held
+        )
     return latest
 
 
@@ -223,6 +270,27 @@ def rates_refresh(*, now: datetime | None = None) -> dict[str, str]:
     for chain in Chain.objects.filter(is_active=True, price_feeds__isnull=False).distinct():
         outcome |= chain_rates_refresh(chain=chain, now=now)
     return outcome
+
+
+def rate_held_confirm(
+    *, asset: Asset, staff_user: User, now: datetime | None = None
+) -> Rate | None:
+    """Staff confirm the rate held on `asset`: it prices new invoices from now on (while it
+    lasts), and the next moves are measured from it. None when nothing is held any more (the
+    feed came back within the band meanwhile)."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        locked = Asset.objects.select_for_update().get(pk=asset.pk)
+        if locked.rate_held_id is None:
+            return None
+        Rate.objects.filter(pk=locked.rate_held_id).update(
+            confirmed_at=now, confirmed_by=staff_user
+        )
+        Asset.objects.filter(pk=asset.pk).update(rate_held=None)
+        logger.warning(
+            "Rate %s of %s confirmed by user %s", locked.rate_held_id, asset.slug, staff_user.pk
+        )
+    return Rate.objects.select_related("asset").get(pk=locked.rate_held_id)
 
 
 class RateRefused(Exception):

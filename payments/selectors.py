@@ -25,8 +25,9 @@ def rate_current(*, asset: Asset, currency: str, now=None) -> Rate | None:
     """The rate a new invoice in `asset` may use now; None refuses the asset.
 
     A manual rate, while it lasts, wins: staff set it because the feeds cannot be used. The
-    latest feed rate counts while it lasts and the last refresh did not refuse the asset
-    (Asset.rate_refusal). An older rate never stands in for a newer one that expired.
+    latest feed rate counts while it lasts, the last refresh did not refuse the asset
+    (Asset.rate_refusal) and no move beyond the band holds it (Asset.rate_held). An older
+    rate never stands in for a newer one that expired.
     """
     now = now or timezone.now()
     rates = Rate.objects.filter(asset=asset, currency=currency).order_by("-fetched_at")
@@ -34,7 +35,7 @@ def rate_current(*, asset: Asset, currency: str, now=None) -> Rate | None:
     if manual is not None and manual.expires_at > now:
         return manual
     feed = rates.filter(kind=Rate.Kind.FEED).first()
-    if feed is None or feed.expires_at <= now or asset.rate_refusal:
+    if feed is None or feed.expires_at <= now or asset.rate_refusal or asset.rate_held_id:
         return None
     return feed
 
@@ -56,11 +57,14 @@ def assets_unpriced(*, currency: str, now=None) -> set[int]:
     now = now or timezone.now()
     return {
         pk
-        for pk, manual_until, feed_until, refusal in rows.values_list(
-            "pk", "manual_until", "feed_until", "rate_refusal"
+        for pk, manual_until, feed_until, refusal, held in rows.values_list(
+            "pk", "manual_until", "feed_until", "rate_refusal", "rate_held"
         )
         if not _rate_usable(
-            manual_until=manual_until, feed_until=feed_until, refused=bool(refusal), now=now
+            manual_until=manual_until,
+            feed_until=feed_until,
+            refused=bool(refusal) or held is not None,
+            now=now,
         )
     }
 

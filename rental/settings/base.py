@@ -311,6 +311,12 @@ PAYMENTS_READY_CHAIN_IDS = [
 ]
 # A rate older than this refuses new invoices in its asset.
 PAYMENTS_RATE_MAX_AGE = timedelta(minutes=_payments.PAYMENTS_RATE_MAX_AGE_MINUTES)
+# A feed rate more than this fraction away from the trusted rate read before it (0.20: 20 %,
+# either way: the higher over the lower, less one), that one read within the window, prices
+# nothing until staff confirm it or the feed comes back within the band (payments/rates.py):
+# a feed misreporting x1000 must not price a single invoice.
+PAYMENTS_RATE_MAX_MOVE = _payments.PAYMENTS_RATE_MAX_MOVE
+PAYMENTS_RATE_MOVE_WINDOW = timedelta(minutes=_payments.PAYMENTS_RATE_MOVE_WINDOW_MINUTES)
 # Chainlink feed readings (payments/rates.py). An answer older than its feed's heartbeat plus
 # this margin is stale: feeds update on deviation or heartbeat, and the heartbeat update may
 # land a little late.

@@ -74,6 +74,9 @@ class PaymentSettings(EnvironmentSettings):
     # Chain ids /healthz/ready waits for, comma-separated ("31337,8453").
     PAYMENTS_READY_CHAIN_IDS: str = Field("", pattern=r"^ *([0-9]+ *(, *[0-9]+ *)*)?$")
     PAYMENTS_RATE_MAX_AGE_MINUTES: int = Field(10, ge=1, le=24 * 60)
+    # A fraction (0.20 = 20 %), never a percentage: 20 would let a x21 move through.
+    PAYMENTS_RATE_MAX_MOVE: Decimal = Field(Decimal("0.20"), ge=Decimal("0.01"), le=1)
+    PAYMENTS_RATE_MOVE_WINDOW_MINUTES: int = Field(60, ge=1, le=7 * 24 * 60)
     PAYMENTS_MONITOR_HOURS: int = Field(24, ge=1, le=24 * 90)
     # A fraction of the amount due (0.001 = 0.1 %), never base units: 1 would mean "paid
     # with nothing received". Above 5 % a shortfall is an underpayment for staff to see.

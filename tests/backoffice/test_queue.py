@@ -10,10 +10,10 @@ from django.utils import timezone
 from backoffice.selectors import queue_entries
 from orders.events import DISPATCH_HORIZON
 from orders.models import Order, OrderEvent, OrderEventDelivery, OrderStatus
-from payments.models import Invoice, PaymentClaim, Transfer
+from payments.models import Asset, Invoice, PaymentClaim, Rate, Transfer
 from payments.refunds.models import RefundStatus
 from tests.factories import OrderFactory
-from tests.payments.helpers import order_with_invoice, transfer_recorded
+from tests.payments.helpers import order_with_invoice, rate_fresh, transfer_recorded
 from tests.payments.refund_helpers import overpaid_refund
 
 pytestmark = pytest.mark.django_db
@@ -87,7 +87,19 @@ def cases(usdc, pytorch, custom_environment) -> dict[str, object]:
     refund = overpaid_refund(usdc)
     Order.objects.filter(pk=refund.order_id).update(status=S.COMPLETED)  # its rental is over
     found["refund_owed"] = refund
+    eth = usdc.chain.assets.get(kind="native")
+    Asset.objects.filter(pk=eth.pk).update(rate_held=_held_rate(eth, confirmed=False))
+    found["rate_held"] = eth
     return found
+
+
+def _held_rate(asset: Asset, *, confirmed: bool) -> Rate:
+    """A feed rate that moved beyond the band (payments.rates), confirmed by staff or not."""
+    rate = rate_fresh(asset, 3_000_000)
+    Rate.objects.filter(pk=rate.pk).update(
+        held=True, confirmed_at=timezone.now() if confirmed else None
+    )
+    return rate
 
 
 @pytest.fixture
@@ -124,6 +136,7 @@ def nothing_to_handle(usdc, pytorch, custom_environment) -> None:
     refunded = overpaid_refund(usdc)
     refunded.__class__.objects.filter(pk=refunded.pk).update(status=RefundStatus.CONFIRMED)
     Order.objects.filter(pk=refunded.order_id).update(status=S.COMPLETED)
+    _held_rate(usdc, confirmed=True)  # staff confirmed it: the asset holds nothing
 
 
 def test_the_queue_counts_each_case_once_and_nothing_else(cases, nothing_to_handle):
@@ -151,7 +164,8 @@ def test_the_admin_home_shows_the_queue_with_links(client, staff, cases):
 
 
 def test_the_counts_take_one_query_per_model(cases, django_assert_num_queries):
-    with django_assert_num_queries(4):
+    # Orders, invoices, claims, refunds, assets (rates held).
+    with django_assert_num_queries(5):
         queue_entries()
 
 

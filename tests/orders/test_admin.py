@@ -1,10 +1,15 @@
+import re
 from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
+from hosts.models import Host
 from hosts.provisioning.services import host_account
-from orders.models import OrderStatus
-from tests.factories import OrderFactory
+from orders.extensions import extension_create
+from orders.models import OrderEvent, OrderStatus
+from orders.stock import order_paying_transition
+from tests.factories import OrderFactory, accepted_terms
 
 pytestmark = pytest.mark.django_db
 S = OrderStatus
@@ -104,3 +109,50 @@ def test_the_activation_form_starts_from_the_host_the_order_holds(client, staff,
     assert f'value="{host.ssh_host}"' in form
     assert f'value="{host.ssh_port}"' in form
     assert f'value="{host_account(order=order)}"' in form
+
+
+def _rental_with_extensions(customer, gpu):
+    """An active 7-day rental of 2 GPUs (1 008 €), a paid 7-day extension (1 008 €) and one
+    of 3 days (480 €) awaiting payment."""
+    now = timezone.now()
+    rental = OrderFactory(
+        user=customer,
+        gpu=gpu,
+        quantity=2,
+        status=S.ACTIVE,
+        activated_at=now - timedelta(days=1),
+        ends_at=now + timedelta(days=6),
+    )
+    paid = extension_create(rental=rental, user=customer, term_days=7, terms=accepted_terms())
+    for step in (S.CONFIRMING, S.PAID):
+        assert order_paying_transition(order=paid, to=step, actor=OrderEvent.Actor.SYSTEM)
+    unpaid = extension_create(rental=rental, user=customer, term_days=3, terms=accepted_terms())
+    return rental, paid, unpaid
+
+
+def test_a_rentals_page_links_its_extensions_and_totals_the_paid_ones(client, staff, customer, gpu):
+    rental, paid, unpaid = _rental_with_extensions(customer, gpu)
+    client.force_login(staff)
+    client.defaults["HTTP_ACCEPT_LANGUAGE"] = "en"
+    page = client.get(f"/admin/orders/order/{rental.pk}/change/").content.decode()
+    for extension in (paid, unpaid):
+        assert f'href="/admin/orders/order/{extension.pk}/change/">{extension.number}</a>' in page
+    totals = re.search(r'data-testid="rental-totals">(.*?)</', page, re.S).group(1)
+    assert "14 days" in totals and "€2,016.00" in totals  # the term and the paid extension
+    unpaid_line = re.search(r'data-testid="rental-unpaid">(.*?)</', page, re.S).group(1)
+    assert "3 days" in unpaid_line and "€480.00" in unpaid_line
+
+    extension_page = client.get(f"/admin/orders/order/{paid.pk}/change/").content.decode()
+    assert f'href="/admin/orders/order/{rental.pk}/change/">{rental.number}</a>' in extension_page
+
+
+def test_slots_are_named_by_host_and_gpu_index(client, staff, gpu):
+    host = gpu.hosts.get()
+    Host.objects.filter(pk=host.pk).update(name="h100-sxm-1")
+    order = OrderFactory(gpu=gpu, quantity=2, status=S.PAID)
+    client.force_login(staff)
+    page = client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert "h100-sxm-1 · GPU 0" in page and "h100-sxm-1 · GPU 1" in page
+    assert f"{host.pk}:0" not in page
+    host_page = client.get(f"/admin/hosts/host/{host.pk}/change/").content.decode()
+    assert "h100-sxm-1 · GPU 0" in host_page and f"{host.pk}:1" not in host_page

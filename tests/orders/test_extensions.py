@@ -475,3 +475,16 @@ def test_a_rental_and_its_extension_refunded_at_once_both_end_refunded(customer,
         "status", flat=True
     )
     assert set(statuses) == {S.REFUNDED}
+
+
+def test_reopening_prolonger_while_an_extension_awaits_payment_says_so_once(client, customer, gpu):
+    rental = _active(customer, gpu, left=timedelta(days=2))
+    extension = extension_create(rental=rental, user=customer, term_days=3, terms=accepted_terms())
+    client.force_login(customer)
+    # Five tabs, a double click, Back then « Prolonger » again: the page is not read between.
+    for _attempt in range(5):
+        again = client.get(f"/fr/account/orders/{rental.number}/extend/", {"term_days": "7"})
+        assert again["Location"] == f"/fr/account/orders/{extension.number}/"
+    page = client.get(again["Location"]).content.decode()
+    assert page.count(f"La prolongation {extension.number} attend son paiement") == 1
+    assert "attend son paiement" not in client.get(again["Location"]).content.decode()

@@ -43,6 +43,9 @@ def check(env: dict[str, str]) -> subprocess.CompletedProcess:
         ("PAYMENTS_MAX_BLOCK_RANGE", "0"),
         ("PAYMENTS_SCAN_INTERVAL_SECONDS", "inf"),
         ("PAYMENTS_RATE_MAX_AGE_MINUTES", "ten"),
+        ("PAYMENTS_RATE_MAX_MOVE", "20"),  # a percentage: a x21 move would pass
+        ("PAYMENTS_RATE_MAX_MOVE", "0"),
+        ("PAYMENTS_RATE_MOVE_WINDOW_MINUTES", "0"),
         ("PAYMENTS_XPUB", "xprv9s21ZrQH143K3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6cq3jPPqjiC"),
         ("STORE_CURRENCY", "euro"),
         ("ORDER_PAYMENT_WINDOW_MINUTES", "0"),
