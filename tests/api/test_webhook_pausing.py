@@ -35,7 +35,8 @@ def _place_order(api, order_body, django_capture_on_commit_callbacks) -> None:
     attempts."""
     body = {**order_body, "quantity": 1}
     with django_capture_on_commit_callbacks(execute=True):
-        assert api.post("/api/v1/orders/", body, format="json").status_code == 201
+        response = api.post("/api/v1/orders/", body, format="json")
+        assert response.status_code == 201, response.content
 
 
 @pytest.mark.django_db
@@ -51,6 +52,11 @@ def test_an_endpoint_that_keeps_failing_is_paused_and_its_owner_gets_one_email(
     django_capture_on_commit_callbacks,
     trouble,
 ):
+    # A partner placing orders one after the other, beyond one account's unpaid ceiling.
+    settings.ORDERS_NEW_ACCOUNT_UNPAID_CEILING = {
+        "orders": 2 * PAUSE_AFTER,
+        "units": 2 * PAUSE_AFTER,
+    }
     if trouble == "failing":
         receiver.statuses = [500] * 20
     else:  # answers 200, but later than the store waits for comfortably
