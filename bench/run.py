@@ -59,7 +59,9 @@ NOTES = [
     "connections (bench/pool.lua). The polls are sent with the markers their order page "
     "writes (nothing new since it was drawn: what every open page asks every 3 s); "
     "'something new' sends none (after an event). Queries and cache round trips: one request "
-    "after a warm-up, test client in the bench process, same database and Redis. 'before': "
+    "after a warm-up, test client in the bench process, same database and Redis. CPU a "
+    "request: what gunicorn's workers used during the page's runs (/proc), divided by its "
+    "answers; a busy machine slows the rates and tails, far less this. 'before': "
     "issue 31's figures for the row with the response cache turned off, on this machine, same "
     "settings, trivial view 2,386 req/s then.",
     "2: buyers are forked processes (one connection each), one unit per order; Celery tasks "
@@ -167,11 +169,12 @@ def http_rows(args, config: Gunicorn, workdir: Path, people) -> list[Row]:
     progress(f"HTTP: starting gunicorn ({config.describe()})")
     with gunicorn_serving(config, port=free_port(), log_path=workdir / "gunicorn.log") as (
         url,
-        _pid,
+        master_pid,
     ):
         pages_check(url, people, pages)
         results = pages_measure(
             url,
+            master_pid=master_pid,
             pools=pools,
             rounds=args.rounds,
             seconds=args.seconds,
@@ -189,7 +192,8 @@ def http_rows(args, config: Gunicorn, workdir: Path, people) -> list[Row]:
                 "1",
                 f"HTTP {page.name}: {page.method} {page.path}",
                 f"{result.requests_per_second:.0f} req/s, p50 {_ms(result.p50_ms)}, "
-                f"p99 {_ms(result.p99_ms)}; {counts.queries} queries, "
+                f"p99 {_ms(result.p99_ms)}; {_ms(result.cpu_ms_per_request)} CPU a request; "
+                f"{counts.queries} queries, "
                 f"{counts.cache_round_trips} cache round trips",
                 f"{ratio:.2f}x trivial",
                 target,

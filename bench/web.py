@@ -20,6 +20,7 @@ from pathlib import Path
 from statistics import median
 
 from bench.common import ROOT, TRIVIAL_PATH, process_group_stop, progress
+from bench.memory import children, cpu_seconds
 from bench.people import Person
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -179,6 +180,7 @@ class WrkRun:
     p50_ms: float
     p99_ms: float
     errors: int  # non-2xx/3xx answers plus socket errors
+    cpu_seconds: float = 0.0  # used by gunicorn's workers meanwhile
 
 
 @dataclass
@@ -202,6 +204,11 @@ class PageResult:
     @property
     def errors(self) -> int:
         return sum(r.errors for r in self.runs)
+
+    @property
+    def cpu_ms_per_request(self) -> float:
+        """The web workers' CPU per answer: what a busy machine slows, but does not add to."""
+        return sum(r.cpu_seconds for r in self.runs) * 1000 / sum(r.requests for r in self.runs)
 
 
 def wrk_path() -> str:
@@ -348,16 +355,24 @@ def pages_check(base_url: str, people: list[Person], pages: list[Page]) -> None:
 
 
 def pages_measure(
-    base_url: str, *, pools: dict[Page, Path], rounds: int, seconds: float, connections: int
+    base_url: str,
+    *,
+    master_pid: int,
+    pools: dict[Page, Path],
+    rounds: int,
+    seconds: float,
+    connections: int,
 ) -> list[PageResult]:
     results = [PageResult(page) for page in pools]
     progress("HTTP: warming every worker up on every page")
     for page in pools:
         wrk_run(base_url, pools[page], seconds=2, connections=connections)
+    workers = children(master_pid)
     for round_number in range(1, rounds + 1):
         for result in results:
             progress(f"HTTP round {round_number}/{rounds}: {result.page.name}")
-            result.runs.append(
-                wrk_run(base_url, pools[result.page], seconds=seconds, connections=connections)
-            )
+            before = cpu_seconds(workers)
+            run = wrk_run(base_url, pools[result.page], seconds=seconds, connections=connections)
+            run.cpu_seconds = cpu_seconds(workers) - before
+            result.runs.append(run)
     return results
