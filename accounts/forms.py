@@ -1,6 +1,9 @@
 from django import forms
 from django.conf import settings
+from django.forms.utils import flatatt
 from django.utils import translation
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
@@ -44,12 +47,29 @@ def time_zone_choices() -> list[tuple[str, str]]:
     return [("", store_zone), *((zone, zone) for zone in sorted(time_zone_names()))]
 
 
+class ZoneSelect(forms.Select):
+    """The ~600 zones written in one pass: Django renders each option of a select through its
+    own templates, which made the account page 90 ms of CPU, ten times any other page."""
+
+    def render(self, name, value, attrs=None, renderer=None):
+        chosen = "" if value is None else str(value)
+        selected = mark_safe(" selected")
+        options = format_html_join(
+            "",
+            '<option value="{}"{}>{}</option>',
+            ((zone, selected if zone == chosen else "", label) for zone, label in self.choices),
+        )
+        final_attrs = flatatt(self.build_attrs(self.attrs, attrs))
+        return format_html('<select name="{}"{}>{}</select>', name, final_attrs, options)
+
+
 class ProfileForm(forms.ModelForm):
     time_zone = forms.ChoiceField(
         label=_("Time zone"),
         choices=time_zone_choices,
         required=False,
         help_text=_("Times on the site are shown in this zone."),
+        widget=ZoneSelect,
     )
 
     class Meta:

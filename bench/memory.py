@@ -1,9 +1,11 @@
 """Memory rows: a web worker's RSS over 20,000 requests, the watcher's with many invoices.
 
-RSS is read from /proc/<pid>/status (VmRSS: resident now; VmHWM: the peak).
+RSS is read from /proc/<pid>/status (VmRSS: resident now; VmHWM: the peak); the HTTP rows
+read the web workers' CPU from /proc/<pid>/stat with the same helpers.
 """
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -30,6 +32,15 @@ def children(pid: int) -> list[int]:
         if int(fields[1]) == pid:
             found.append(int(stat.parent.name))
     return sorted(found)
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User and system CPU the processes have used so far (/proc/<pid>/stat)."""
+    ticks = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 @dataclass

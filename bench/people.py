@@ -5,6 +5,7 @@ events on its timeline, so the order page and its polls show what a paying custo
 wrk shares the pool out over its connections (bench/pool.lua): sessions are not one.
 """
 
+import re
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
@@ -23,6 +24,10 @@ class Person:
     # 16 customers' keys carry the API rows' load with no request refused.
     api_keys: tuple[str, ...]
     order_number: str
+    # What the order page sends back with its status and payment polls (?seen=, ?shown=),
+    # as written in its URLs.
+    status_seen: str
+    payment_shown: str
 
 
 def _devnet_usdc():
@@ -121,6 +126,23 @@ def _paying_order(user, *, gpu, environment, asset, deadline, index: int) -> str
     return order.number
 
 
+def _poll_markers(session_key: str, number: str) -> tuple[str, str]:
+    """The markers the order page writes into its two polls, read from the page itself: the
+    polls are measured as an open page sends them."""
+    from django.conf import settings
+    from django.test import Client
+
+    client = Client(SERVER_NAME="127.0.0.1")
+    client.cookies[settings.SESSION_COOKIE_NAME] = session_key
+    response = client.get(f"/fr/account/orders/{number}/")
+    page = response.content.decode()
+    seen = re.search(r'data-hx-get="[^"]*/status/\?seen=([^"&]+)"', page)
+    shown = re.search(r'data-hx-get="[^"]*/payment/status/\?shown=([^"&]+)"', page)
+    if response.status_code != 200 or seen is None or shown is None:
+        raise RuntimeError(f"order {number}: no polls on its page ({response.status_code})")
+    return seen.group(1), shown.group(1)
+
+
 def people_create(count: int = PEOPLE) -> list[Person]:
     from allauth.account.models import EmailAddress
 
@@ -143,20 +165,25 @@ def people_create(count: int = PEOPLE) -> list[Person]:
             api_key_create(user=user, name=f"bench {number}")[1]
             for number in range(MAX_API_KEYS_PER_USER)
         )
+        session_key = _session_for(user)
+        order_number = _paying_order(
+            user,
+            gpu=gpus[index % len(gpus)],
+            environment=environment,
+            asset=asset,
+            deadline=deadline,
+            index=index,
+        )
+        status_seen, payment_shown = _poll_markers(session_key, order_number)
         people.append(
             Person(
                 email=user.email,
-                session_key=_session_for(user),
+                session_key=session_key,
                 csrf_cookie=_csrf_cookie(),
                 api_keys=raw_keys,
-                order_number=_paying_order(
-                    user,
-                    gpu=gpus[index % len(gpus)],
-                    environment=environment,
-                    asset=asset,
-                    deadline=deadline,
-                    index=index,
-                ),
+                order_number=order_number,
+                status_seen=status_seen,
+                payment_shown=payment_shown,
             )
         )
     return people

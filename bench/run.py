@@ -5,9 +5,10 @@ The machine is shared and noisy, so each row compares things measured side by si
 
 1. HTTP: gunicorn serving bench.settings (production's, DEBUG off, on PostgreSQL
    `rental_bench`) under wrk at 16 connections: the catalog, a GPU page, the partner API
-   (GPU list, quote, an order, with real keys) and what signed-in customers open (order
-   page, order list, the two polls), against a trivial view that touches neither database
-   nor template; with the SQL queries and cache round trips of one request of each.
+   (GPU list, quote, orders, an order, invoices, with real keys) and what signed-in
+   customers open (account, orders, order page, keys, security, factures, the two polls),
+   against a trivial view that touches neither database nor template; with the SQL queries
+   and cache round trips of one request of each.
 2. Orders: threads racing orders.services.order_create for a GPU with few units.
 3. Watcher: RPC calls, HTTP requests and bytes per 1,000 blocks with 10 and with 1,000 open
    invoices, on a quiet chain and on a busy one (bench/busy_chain.py), and what downloading
@@ -49,16 +50,20 @@ SECTIONS = ("http", "orders", "watcher", "latency", "memory", "provisioning")
 WEB_MAX_GROWTH = 0.10
 WATCHER_MAX_GROWTH = 0.20
 HEADS_P95_SECONDS = 0.5
-# Sent in turn for each customer after the timed runs (the pages are stored by then).
-HIT_RATE_REQUESTS = 320
-MIN_HIT_RATE = 0.8
 NOTES = [
     "1: production settings, the API throttle at its real rate (600/min a key); p99 is the "
-    "worst run. 16 customers, each with a session, 10 API keys and an order (invoice, 2 "
-    "transfers, 4 notes); wrk shares them out over its connections (bench/pool.lua). Queries "
-    "and cache round trips: one request after a warm-up, test client in the bench process, "
-    "same database and Redis. Hit rate: pages stored (Redis MONITOR, this bench's keys) per "
-    "request, the customers' order pages in turn over gunicorn's workers.",
+    "worst run. Every signed-in page and API answer is rendered from PostgreSQL at each "
+    "request; only the anonymous catalog pages come from Django's per-view cache "
+    "(catalog.views.cached_for_visitors). 16 customers, each with a session, 10 API keys and "
+    "an order awaiting payment (invoice, 2 transfers, 4 notes); wrk shares them out over its "
+    "connections (bench/pool.lua). The polls are sent with the markers their order page "
+    "writes (nothing new since it was drawn: what every open page asks every 3 s); "
+    "'something new' sends none (after an event). Queries and cache round trips: one request "
+    "after a warm-up, test client in the bench process, same database and Redis. CPU a "
+    "request: what gunicorn's workers used during the page's runs (/proc), divided by its "
+    "answers; a busy machine slows the rates and tails, far less this. 'before': "
+    "issue 31's figures for the row with the response cache turned off, on this machine, same "
+    "settings, trivial view 2,386 req/s then.",
     "2: buyers are forked processes (one connection each), one unit per order; Celery tasks "
     "run inline, so each order also pays for its notification after commit.",
     "3: JSON-RPC calls and bytes counted by payments.watcher.rpc.RpcClient; token logs are asked "
@@ -136,16 +141,27 @@ def _ms(value: float) -> str:
     return f"{value:.0f} ms" if value >= 10 else f"{value:.1f} ms"
 
 
+def _http_verdict(page, result, ratio: float) -> tuple[str, str]:
+    """The row's target and verdict: issue 31's p99 for a signed-in page or API answer, a
+    share of the trivial view's rate for the cached catalog."""
+    if page is BASELINE:
+        return "", "baseline"
+    targets, met = [], True
+    if page.min_ratio is not None:
+        targets.append(f">= {page.min_ratio:.2f}x")
+        met = met and ratio >= page.min_ratio
+    if page.max_p99_ms is not None:
+        targets.append(f"p99 < {page.max_p99_ms:.0f} ms")
+        met = met and result.p99_ms < page.max_p99_ms
+    verdict = ("OK" if met else "MISS") if targets else ""
+    if result.errors:
+        verdict = f"{result.errors} ERRORS"
+    return ", ".join(targets), verdict
+
+
 def http_rows(args, config: Gunicorn, workdir: Path, people) -> list[Row]:
-    from bench.counts import page_counts, page_hit_rate
-    from bench.web import (
-        MAX_P99_MS,
-        gunicorn_serving,
-        pages_check,
-        pages_chosen,
-        pages_measure,
-        pages_pools,
-    )
+    from bench.counts import page_counts
+    from bench.web import gunicorn_serving, pages_check, pages_chosen, pages_measure, pages_pools
     from tests.anvil import free_port
 
     pages = pages_chosen(args.pages)
@@ -153,58 +169,36 @@ def http_rows(args, config: Gunicorn, workdir: Path, people) -> list[Row]:
     progress(f"HTTP: starting gunicorn ({config.describe()})")
     with gunicorn_serving(config, port=free_port(), log_path=workdir / "gunicorn.log") as (
         url,
-        _pid,
+        master_pid,
     ):
         pages_check(url, people, pages)
         results = pages_measure(
             url,
+            master_pid=master_pid,
             pools=pools,
             rounds=args.rounds,
             seconds=args.seconds,
             connections=args.connections,
         )
-        order_page = next((page for page in pages if page.name == "order page"), None)
-        hits = None
-        if order_page is not None:
-            progress("HTTP: the order page's cache hit rate across the workers")
-            hits = page_hit_rate(url, order_page, people, requests=HIT_RATE_REQUESTS)
     baseline = results[0].requests_per_second
     rows = []
     for result in results:
         page = result.page
         counts = page_counts(page, people)
         ratio = result.requests_per_second / baseline
-        target = verdict = ""
-        if page is BASELINE:
-            verdict = "baseline"
-        elif page.min_ratio is not None:
-            target = f">= {page.min_ratio:.2f}x, p99 < {MAX_P99_MS:.0f} ms"
-            met = ratio >= page.min_ratio and result.p99_ms < MAX_P99_MS
-            verdict = "OK" if met else "MISS"
-        if result.errors:
-            verdict = f"{result.errors} ERRORS"
+        target, verdict = _http_verdict(page, result, ratio)
         rows.append(
             Row(
                 "1",
                 f"HTTP {page.name}: {page.method} {page.path}",
                 f"{result.requests_per_second:.0f} req/s, p50 {_ms(result.p50_ms)}, "
-                f"p99 {_ms(result.p99_ms)}; {counts.queries} queries, "
+                f"p99 {_ms(result.p99_ms)}; {_ms(result.cpu_ms_per_request)} CPU a request; "
+                f"{counts.queries} queries, "
                 f"{counts.cache_round_trips} cache round trips",
                 f"{ratio:.2f}x trivial",
                 target,
                 verdict,
-            )
-        )
-    if hits is not None:
-        rows.append(
-            Row(
-                "1",
-                f"order page from the shared cache, {config.describe()}, nothing changing",
-                f"{hits.requests - hits.rendered} of {hits.requests} requests "
-                f"({hits.rendered} rendered)",
-                f"{hits.rate:.0%} hits",
-                f">= {MIN_HIT_RATE:.0%}",
-                "OK" if hits.rate >= MIN_HIT_RATE else "MISS",
+                page.before.describe() if page.before else "",
             )
         )
     return rows

@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-HEADERS = ("#", "measurement", "result", "ratio (same run)", "target", "verdict")
+HEADERS = ("#", "measurement", "result", "ratio (same run)", "target", "verdict", "before")
 
 
 @dataclass(frozen=True)
@@ -13,6 +13,7 @@ class Row:
     ratio: str = ""
     target: str = ""
     verdict: str = ""
+    before: str = ""  # the same row measured before a change, when the bench knows it
 
     def cells(self) -> tuple[str, ...]:
         return (
@@ -22,6 +23,7 @@ class Row:
             self.ratio,
             self.target,
             self.verdict,
+            self.before,
         )
 
 

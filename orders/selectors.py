@@ -168,7 +168,7 @@ def order_is_final(*, order: Order) -> bool:
 
 def order_page_context(*, order: Order) -> dict:
     """What the order page shows besides the payment section, in a fixed number of queries."""
-    events = list(order.events.select_related("actor_user"))
+    events = list(order.events.all())
     return {
         "order": order,
         "events": events,

@@ -342,7 +342,8 @@ def order_detail(request, number):
 
 @login_required
 def order_status(request, number):
-    """The live parts of the order page (status, timeline, events), polled by htmx."""
+    """The live top of the order page (status, timeline), polled by htmx; its history and
+    other parts only after an event."""
     order = selectors.order_for_user_or_404(user=request.user, number=number)
     context = _order_status_context(order)
     # Something happened since the page was drawn: its other parts come along (swapped out

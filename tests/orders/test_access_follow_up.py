@@ -61,6 +61,8 @@ def test_the_status_poll_brings_the_other_parts_only_after_an_event(
     shown = order_live_marker(events=list(provisioning_order.events.all()))
     quiet = client.get(f"{status}?seen={shown}").content.decode()
     assert 'id="order-live"' not in quiet and 'id="order-aside"' not in quiet
+    # The history only grows with events: a poll with nothing new leaves the page's in place.
+    assert 'id="order-history"' not in quiet
 
     order_transition(
         order=provisioning_order,
@@ -71,4 +73,5 @@ def test_the_status_poll_brings_the_other_parts_only_after_an_event(
     moved = client.get(f"{status}?seen={shown}").content.decode()
     assert 'id="order-live" data-hx-swap-oob="true"' in moved
     assert 'id="order-aside" data-hx-swap-oob="true"' in moved
+    assert 'id="order-history" data-hx-swap-oob="true"' in moved
     assert 'id="journal-title"' in moved
