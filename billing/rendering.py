@@ -11,9 +11,10 @@ from django.utils.formats import number_format
 from django.utils.translation import gettext
 from weasyprint import HTML
 
-from billing.models import BillingDocument, VatMode
+from billing.models import BillingDocument
 from billing.services import DOCUMENT_LANGUAGE
 from catalog.formatting import money
+from catalog.vat import VatMode
 from rental.text import xml_safe
 
 # EN 16931 VAT category and exemption code (VATEX) per VAT mode.

@@ -12,8 +12,8 @@ from django.db import transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext
 
-from billing.amounts import UNIT_PRICE, vat_mode_for, vat_split
 from billing.models import PREFIXES, BillingDocument, BillingSequence, DocumentKind, DocumentPdf
+from catalog.vat import UNIT_PRICE, price_split
 from orders.models import Order, OrderEvent, OrderStatus
 from payments.models import Invoice, Transfer
 
@@ -210,12 +210,7 @@ def invoice_issue(*, order: Order) -> BillingDocument:
         order = Order.objects.select_related("user", "gpu", "environment").get(pk=order.pk)
         seller = dict(settings.BILLING_SELLER)
         buyer = _buyer(order)
-        mode = vat_mode_for(
-            buyer_vat_number=buyer["vat_number"],
-            seller_country=seller["country"],
-            franchise=settings.BILLING_VAT_FRANCHISE,
-        )
-        split = vat_split(total=order.total, mode=mode, rate=settings.BILLING_VAT_RATE)
+        split = price_split(total=order.total, buyer_vat_number=buyer["vat_number"])
         quantity = order.quantity * order.term_days
         line = {
             "description": order_description(order=order),

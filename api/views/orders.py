@@ -20,7 +20,7 @@ from api.selectors import (
     api_orders_for_user,
     api_payment_assets,
 )
-from api.serializers import OrderOutputSerializer
+from api.serializers import OrderOutputSerializer, PricedOutputSerializer
 from api.services import (
     IdempotencyConflict,
     OrderPlaced,
@@ -48,6 +48,11 @@ ORDER_EXAMPLE = {
     "term_days": 7,
     "daily_rate": "72.00",
     "total": "1008.00",
+    "total_incl_vat": "1008.00",
+    "total_excl_vat": "840.00",
+    "vat_rate": "20.00",
+    "vat_amount": "168.00",
+    "vat_mode": "standard",
     "currency": "EUR",
     "created_at": "2025-03-04T10:15:00+01:00",
     "payment_deadline": "2025-03-04T10:45:00+01:00",
@@ -136,16 +141,15 @@ class ConfigurationInputSerializer(serializers.Serializer):
 
 
 class QuoteApi(ApiView):
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(PricedOutputSerializer):
         gpu = serializers.CharField(source="gpu.slug")
         environment = serializers.CharField(source="environment.slug")
         term_days = serializers.IntegerField()
-        daily_rate = serializers.DecimalField(max_digits=10, decimal_places=2)
+        daily_rate = serializers.DecimalField(
+            max_digits=10, decimal_places=2, help_text="Per GPU per day, VAT included."
+        )
         days = serializers.IntegerField()
         quantity = serializers.IntegerField()
-        total = serializers.DecimalField(
-            max_digits=12, decimal_places=2, help_text="daily_rate x days x quantity."
-        )
         currency = serializers.CharField()
         available_units = serializers.IntegerField()
 
@@ -177,6 +181,11 @@ class QuoteApi(ApiView):
                     "days": 7,
                     "quantity": 2,
                     "total": "1008.00",
+                    "total_incl_vat": "1008.00",
+                    "total_excl_vat": "840.00",
+                    "vat_rate": "20.00",
+                    "vat_amount": "168.00",
+                    "vat_mode": "standard",
                     "currency": "EUR",
                     "available_units": 6,
                 },
@@ -197,6 +206,7 @@ class QuoteApi(ApiView):
             **data,
             available_units=gpu.available_units,
             largest_free_block=gpu.largest_free_block,
+            buyer_vat_number=self.request.user.vat_number,
         )
         return self.OutputSerializer(quote).data
 
