@@ -166,8 +166,8 @@ def _buyer(order: Order) -> dict:
 
 
 def _payment(order: Order) -> dict:
-    """What paid the order: the asset, its network, the credited transactions and the rate
-    locked when the payment request was issued."""
+    """What paid the order: the asset, its network, the credited transactions and when the
+    last one was made, and the rate locked when the payment request was issued."""
     invoice = (
         Invoice.objects.filter(order=order, amount_received__gt=0)
         .select_related("asset__chain", "rate")
@@ -177,13 +177,14 @@ def _payment(order: Order) -> dict:
     if invoice is None:
         return {}
     asset = invoice.asset
-    tx_hashes = list(
-        dict.fromkeys(
-            invoice.transfers.filter(
-                disposition=Transfer.Disposition.CREDIT, status=Transfer.Status.CONFIRMED
-            ).values_list("tx_hash", flat=True)
+    credited = list(
+        invoice.transfers.filter(
+            disposition=Transfer.Disposition.CREDIT, status=Transfer.Status.CONFIRMED
         )
+        .order_by("block_time", "pk")
+        .values_list("tx_hash", "block_time")
     )
+    tx_hashes = list(dict.fromkeys(tx_hash for tx_hash, _ in credited))
     received = invoice.amount_received / Decimal(10) ** asset.decimals
     return {
         "asset": asset.slug,
@@ -192,6 +193,8 @@ def _payment(order: Order) -> dict:
         "chain_id": asset.chain.chain_id,
         "amount": f"{received.normalize():f}",
         "tx_hashes": tx_hashes,
+        # The last transfer that paid it; none when staff marked the order paid.
+        "paid_at": credited[-1][1].isoformat() if credited else None,
         "rate": str(invoice.locked_rate),
         "rate_currency": invoice.currency,
         "rate_source": invoice.rate.source,
