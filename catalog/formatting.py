@@ -44,11 +44,12 @@ def _vat_said(mode: str, rate: Decimal) -> str:
     return gettext("VAT %(rate)s %%") % {"rate": number_format(rate.normalize(), use_l10n=True)}
 
 
-def shown_price(
-    amount: Decimal, currency: str | None = None, *, vat_number: str = "", business: bool = False
-) -> ShownPrice:
-    """`amount` (a catalog price, VAT included) split as the facture will split it."""
-    split = price_split(total=amount, buyer_vat_number=vat_number)
+def shown_price(amount: Decimal, currency: str | None = None, *, buyer=None) -> ShownPrice:
+    """`amount` (a catalog price, VAT included) split as `buyer`'s facture will split it. A
+    business account (a VAT number or a company: `is_business`) reads the price excluding
+    VAT first; a consumer, an anonymous visitor or nobody named, the price VAT included."""
+    business = getattr(buyer, "is_business", False)
+    split = price_split(total=amount, buyer_vat_number=getattr(buyer, "vat_number", ""))
     incl = pgettext("price", "%(amount)s incl. VAT") % {"amount": money(split.total, currency)}
     excl = pgettext("price", "%(amount)s excl. VAT") % {
         "amount": money(split.total_excl_vat, currency)

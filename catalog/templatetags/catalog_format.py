@@ -23,17 +23,10 @@ def shown_price(
     context, amount: Decimal, currency: str | None = None, buyer=None
 ) -> formatting.ShownPrice:
     """`{% shown_price order.total order.currency as price %}`: the price split for `buyer`,
-    by default the one reading the page (an anonymous visitor reads consumer prices). A
-    business account (a VAT number or a company) reads the price excluding VAT first."""
+    by default the one reading the page."""
     if not buyer:  # a template's missing variable reads as ""
-        request = context.get("request")
-        buyer = getattr(request, "user", None)
-    return formatting.shown_price(
-        amount,
-        currency,
-        vat_number=getattr(buyer, "vat_number", ""),
-        business=getattr(buyer, "is_business", False),
-    )
+        buyer = getattr(context.get("request"), "user", None)
+    return formatting.shown_price(amount, currency, buyer=buyer)
 
 
 @register.filter
