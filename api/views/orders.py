@@ -10,6 +10,7 @@ from rest_framework import serializers, status
 from rest_framework.exceptions import Throttled
 from rest_framework.response import Response
 
+from accounts.models import User
 from accounts.services import MAX_SSH_KEYS_PER_USER
 from api.authentication import request_api_key
 from api.errors import Conflict
@@ -195,9 +196,9 @@ class QuoteApi(ApiView):
         tags=["orders"],
     )
     def post(self, request):
-        return Response(self._quote(request.data))
+        return Response(self._quote(request.data, buyer=request.user))
 
-    def _quote(self, body) -> dict:
+    def _quote(self, body, *, buyer: User) -> dict:
         serializer = ConfigurationInputSerializer(data=body)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -206,7 +207,7 @@ class QuoteApi(ApiView):
             **data,
             available_units=gpu.available_units,
             largest_free_block=gpu.largest_free_block,
-            buyer_vat_number=self.request.user.vat_number,
+            buyer_vat_number=buyer.vat_number,
         )
         return self.OutputSerializer(quote).data
 
