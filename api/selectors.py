@@ -48,7 +48,7 @@ def api_payment_assets() -> QuerySet[Asset]:
 def api_orders_for_user(*, user: User, status: str | None = None) -> QuerySet[Order]:
     orders = (
         Order.objects.filter(user=user)
-        .select_related("gpu", "environment", "extends")
+        .select_related("user", "gpu", "environment", "extends")
         .prefetch_related(
             "events",
             Prefetch("extensions", queryset=Order.objects.order_by("created_at", "pk")),

@@ -4,6 +4,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from api.selectors import order_payment, order_refund
+from catalog.vat import VatMode
 from hosts.slots import slots_by_host
 from orders.journal import journal_data, order_journal
 from orders.models import Order, OrderEvent, OrderStatus
@@ -182,7 +183,39 @@ class SlotsOutputSerializer(serializers.Serializer):
         ref_name = "Slots"
 
 
-class OrderOutputSerializer(serializers.Serializer):
+class PricedOutputSerializer(serializers.Serializer):
+    """How a total splits for the account asking, as its facture will split it: prices are
+    VAT included (TTC); a business account with an EU VAT number from outside France pays
+    no VAT (reverse charge), its total being the amount excluding VAT."""
+
+    total = serializers.DecimalField(
+        max_digits=12,
+        decimal_places=2,
+        help_text="The amount to pay, VAT included (TTC): daily_rate x days x quantity. Kept "
+        "for compatibility: the same as `total_incl_vat`.",
+    )
+    total_incl_vat = serializers.DecimalField(
+        source="vat.total", max_digits=12, decimal_places=2, help_text="Total VAT included."
+    )
+    total_excl_vat = serializers.DecimalField(
+        source="vat.total_excl_vat",
+        max_digits=12,
+        decimal_places=2,
+        help_text="Total excluding VAT (HT).",
+    )
+    vat_rate = serializers.DecimalField(
+        source="vat.rate",
+        max_digits=5,
+        decimal_places=2,
+        help_text="VAT rate in percent; 0 under the franchise or in reverse charge.",
+    )
+    vat_amount = serializers.DecimalField(
+        source="vat.vat_amount", max_digits=12, decimal_places=2, help_text="The VAT in `total`."
+    )
+    vat_mode = serializers.ChoiceField(source="vat.mode", choices=VatMode.choices)
+
+
+class OrderOutputSerializer(PricedOutputSerializer):
     number = serializers.CharField(help_text="The order number: your reference everywhere.")
     status = serializers.ChoiceField(choices=OrderStatus.choices)
     gpu = serializers.CharField(source="gpu.slug", help_text="GPU slug.")
@@ -190,8 +223,9 @@ class OrderOutputSerializer(serializers.Serializer):
     environment_details = serializers.CharField()
     quantity = serializers.IntegerField()
     term_days = serializers.IntegerField()
-    daily_rate = serializers.DecimalField(max_digits=10, decimal_places=2)
-    total = serializers.DecimalField(max_digits=12, decimal_places=2)
+    daily_rate = serializers.DecimalField(
+        max_digits=10, decimal_places=2, help_text="Per GPU per day, VAT included."
+    )
     currency = serializers.CharField()
     created_at = serializers.DateTimeField()
     payment_deadline = serializers.DateTimeField(

@@ -10,6 +10,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from catalog.vat import VatMode
 from orders.models import Order
 
 
@@ -24,12 +25,6 @@ class DocumentKind(models.TextChoices):
 
 # Number prefix per kind: F-2026-000001, AV-2026-000001.
 PREFIXES = {DocumentKind.INVOICE: "F", DocumentKind.CREDIT_NOTE: "AV"}
-
-
-class VatMode(models.TextChoices):
-    STANDARD = "standard", _("VAT charged")
-    FRANCHISE = "franchise", _("VAT not applicable (franchise)")
-    REVERSE_CHARGE = "reverse_charge", _("Reverse charge")
 
 
 class BillingSequence(models.Model):

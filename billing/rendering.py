@@ -2,18 +2,20 @@
 (Factur-X: the CII XML embedded in the PDF/A-3). Rendered from the document's snapshot
 only, in French, so a document renders the same whenever it is downloaded."""
 
+from datetime import datetime
 from decimal import Decimal
 
 import facturx
 from django.template.loader import render_to_string
-from django.utils import timezone, translation
+from django.utils import dateformat, timezone, translation
 from django.utils.formats import number_format
-from django.utils.translation import gettext
+from django.utils.translation import gettext, ngettext
 from weasyprint import HTML
 
-from billing.models import BillingDocument, VatMode
+from billing.models import BillingDocument
 from billing.services import DOCUMENT_LANGUAGE
 from catalog.formatting import money
+from catalog.vat import VatMode
 from rental.text import xml_safe
 
 # EN 16931 VAT category and exemption code (VATEX) per VAT mode.
@@ -80,17 +82,37 @@ def _lines(document: BillingDocument) -> list[dict]:
     ]
 
 
+def _abbreviated(tx_hash: str) -> str:
+    """Enough of a hash to find it in an explorer; the list below the terms gives it whole."""
+    return f"{tx_hash[:6]}…{tx_hash[-4:]}"
+
+
 def _payment_terms(document: BillingDocument) -> str:
+    """« Acquittée le 04/03/2026 par 1 095,65 USDC (Ethereum, transaction 0x5e5e…5e5e) »:
+    when and by what means it was paid. A document issued before the payment date was
+    stored, or one staff marked paid, says the day it was issued: the day it was paid."""
     payment = document.payment
+    paid_at = payment.get("paid_at")
+    paid = datetime.fromisoformat(paid_at) if paid_at else document.issued_at
+    date = dateformat.format(timezone.localdate(paid), "d/m/Y")
     if not payment:
-        return gettext("Paid in full.")
+        return gettext("Paid on %(date)s.") % {"date": date}
+    hashes = payment["tx_hashes"]
+    where = payment["network"]
+    if hashes:
+        where = ngettext(
+            "%(network)s, transaction %(hashes)s",
+            "%(network)s, transactions %(hashes)s",
+            len(hashes),
+        ) % {"network": where, "hashes": ", ".join(map(_abbreviated, hashes))}
     return gettext(
-        "Paid in full in %(amount)s %(symbol)s on %(network)s, at 1 %(symbol)s = %(rate)s "
+        "Paid on %(date)s with %(amount)s %(symbol)s (%(where)s), at 1 %(symbol)s = %(rate)s "
         "(%(source)s)."
     ) % {
+        "date": date,
         "amount": _number(payment["amount"]),
         "symbol": payment["symbol"],
-        "network": payment["network"],
+        "where": where,
         "rate": _amount(payment["rate"], payment["rate_currency"]),
         "source": payment["rate_source"],
     }

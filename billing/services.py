@@ -12,8 +12,8 @@ from django.db import transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext
 
-from billing.amounts import UNIT_PRICE, vat_mode_for, vat_split
 from billing.models import PREFIXES, BillingDocument, BillingSequence, DocumentKind, DocumentPdf
+from catalog.vat import UNIT_PRICE, price_split
 from orders.models import Order, OrderEvent, OrderStatus
 from payments.models import Invoice, Transfer
 
@@ -166,8 +166,8 @@ def _buyer(order: Order) -> dict:
 
 
 def _payment(order: Order) -> dict:
-    """What paid the order: the asset, its network, the credited transactions and the rate
-    locked when the payment request was issued."""
+    """What paid the order: the asset, its network, the credited transactions and when the
+    last one was made, and the rate locked when the payment request was issued."""
     invoice = (
         Invoice.objects.filter(order=order, amount_received__gt=0)
         .select_related("asset__chain", "rate")
@@ -177,13 +177,14 @@ def _payment(order: Order) -> dict:
     if invoice is None:
         return {}
     asset = invoice.asset
-    tx_hashes = list(
-        dict.fromkeys(
-            invoice.transfers.filter(
-                disposition=Transfer.Disposition.CREDIT, status=Transfer.Status.CONFIRMED
-            ).values_list("tx_hash", flat=True)
+    credited = list(
+        invoice.transfers.filter(
+            disposition=Transfer.Disposition.CREDIT, status=Transfer.Status.CONFIRMED
         )
+        .order_by("block_time", "pk")
+        .values_list("tx_hash", "block_time")
     )
+    tx_hashes = list(dict.fromkeys(tx_hash for tx_hash, _ in credited))
     received = invoice.amount_received / Decimal(10) ** asset.decimals
     return {
         "asset": asset.slug,
@@ -192,6 +193,8 @@ def _payment(order: Order) -> dict:
         "chain_id": asset.chain.chain_id,
         "amount": f"{received.normalize():f}",
         "tx_hashes": tx_hashes,
+        # The last transfer that paid it; none when staff marked the order paid.
+        "paid_at": credited[-1][1].isoformat() if credited else None,
         "rate": str(invoice.locked_rate),
         "rate_currency": invoice.currency,
         "rate_source": invoice.rate.source,
@@ -210,12 +213,7 @@ def invoice_issue(*, order: Order) -> BillingDocument:
         order = Order.objects.select_related("user", "gpu", "environment").get(pk=order.pk)
         seller = dict(settings.BILLING_SELLER)
         buyer = _buyer(order)
-        mode = vat_mode_for(
-            buyer_vat_number=buyer["vat_number"],
-            seller_country=seller["country"],
-            franchise=settings.BILLING_VAT_FRANCHISE,
-        )
-        split = vat_split(total=order.total, mode=mode, rate=settings.BILLING_VAT_RATE)
+        split = price_split(total=order.total, buyer_vat_number=buyer["vat_number"])
         quantity = order.quantity * order.term_days
         line = {
             "description": order_description(order=order),

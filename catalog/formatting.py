@@ -1,3 +1,4 @@
+from dataclasses import dataclass
 from decimal import Decimal
 
 from django.conf import settings
@@ -5,6 +6,7 @@ from django.utils.formats import number_format
 from django.utils.translation import gettext, pgettext
 
 from catalog.models import hourly_rate
+from catalog.vat import VatMode, price_split
 
 CURRENCY_SYMBOLS = {"EUR": "€", "USD": "$", "GBP": "£"}
 
@@ -22,6 +24,42 @@ def money(value: Decimal, currency: str | None = None, *, decimal_pos: int = 2) 
 def per_hour(daily_rate: Decimal, currency: str | None = None) -> str:
     """The hourly equivalent of a daily rate, as written beside it: "i.e. €3.00/h"."""
     return gettext("i.e. %(rate)s/h") % {"rate": money(hourly_rate(daily_rate), currency)}
+
+
+@dataclass(frozen=True)
+class ShownPrice:
+    """A price as a buyer reads it: `first` on their basis ("1 008,00 € TTC" for a consumer,
+    "840,00 € HT" for a business), `second` the other basis and the VAT, a line below."""
+
+    amount: Decimal  # the figure `first` writes
+    first: str
+    second: str
+
+
+def _vat_said(mode: str, rate: Decimal) -> str:
+    if mode == VatMode.FRANCHISE:
+        return gettext("VAT not applicable")
+    if mode == VatMode.REVERSE_CHARGE:
+        return gettext("VAT reverse-charged")
+    return gettext("VAT %(rate)s %%") % {"rate": number_format(rate.normalize(), use_l10n=True)}
+
+
+def shown_price(amount: Decimal, currency: str | None = None, *, buyer=None) -> ShownPrice:
+    """`amount` (a catalog price, VAT included) split as `buyer`'s facture will split it. A
+    business account (a VAT number or a company: `is_business`) reads the price excluding
+    VAT first; a consumer, an anonymous visitor or nobody named, the price VAT included."""
+    business = getattr(buyer, "is_business", False)
+    split = price_split(total=amount, buyer_vat_number=getattr(buyer, "vat_number", ""))
+    incl = pgettext("price", "%(amount)s incl. VAT") % {"amount": money(split.total, currency)}
+    excl = pgettext("price", "%(amount)s excl. VAT") % {
+        "amount": money(split.total_excl_vat, currency)
+    }
+    vat = _vat_said(split.mode, split.rate)
+    if split.mode != VatMode.STANDARD:  # nothing charged on top: one figure, and why
+        return ShownPrice(split.total, excl if business else incl, vat)
+    if business:
+        return ShownPrice(split.total_excl_vat, excl, f"{incl} · {vat}")
+    return ShownPrice(split.total, incl, f"{excl} · {vat}")
 
 
 def storage(gigabytes: int) -> str:

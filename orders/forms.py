@@ -9,7 +9,7 @@ from django.utils.translation import ngettext
 from accounts.forms import SshKeyForm
 from accounts.models import SshKey
 from accounts.ssh_keys import SshKeyRefused, ssh_public_key_parse
-from catalog.formatting import money, per_hour
+from catalog.formatting import per_hour, shown_price
 from catalog.forms import NumberInput
 from catalog.legal import ORDER_CONSENT
 from catalog.models import TERM_CHOICES
@@ -107,6 +107,7 @@ class ConfigureForm(forms.Form):
         daily_rates: dict[int, Decimal],
         ssh_keys: QuerySet[SshKey] | None = None,
         ordering: bool = False,
+        buyer=None,
         **kwargs,
     ):
         super().__init__(*args, **kwargs)
@@ -119,14 +120,16 @@ class ConfigureForm(forms.Form):
         if ssh_keys is not None and ssh_keys.exists():
             del self.fields["public_key"]
         self._limit_quantity(available_units)
+        # Each term's rate on the reader's basis, TTC or HT (`buyer`: who reads the page).
+        rates = {days: shown_price(rate, buyer=buyer) for days, rate in daily_rates.items()}
         self.fields["term"].choices = [  # type: ignore[attr-defined]
             (
                 days,
                 _("%(label)s · %(rate)s per GPU per day, %(hourly)s")
                 % {
                     "label": label,
-                    "rate": money(daily_rates[days]),
-                    "hourly": per_hour(daily_rates[days]),
+                    "rate": rates[days].first,
+                    "hourly": per_hour(rates[days].amount),
                 },
             )
             for days, label in TERM_CHOICES

@@ -8,6 +8,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from catalog.models import TERMS, Environment, GpuModel
+from catalog.vat import VatSplit, price_split
 from rental.text import refuse_control_characters_but_lines
 
 
@@ -195,6 +196,11 @@ class Order(models.Model):
     @property
     def has_access_details(self) -> bool:
         return self.status == S.ACTIVE and bool(self.access_host)
+
+    @property
+    def vat(self) -> VatSplit:
+        """The total split for its buyer as their facture splits it (read with the user)."""
+        return price_split(total=self.total, buyer_vat_number=self.user.vat_number)
 
 
 class OrderEvent(models.Model):

@@ -14,6 +14,7 @@ from django.utils.translation import gettext_noop, ngettext_lazy
 
 from accounts.models import SshKey, User
 from catalog.models import TERMS, Environment, GpuModel
+from catalog.vat import VatSplit, price_split
 from hosts.models import Host, SlotHold
 from orders.ceiling import unpaid_ceiling_check
 from orders.consent import TermsAcceptance, terms_in_force
@@ -37,6 +38,10 @@ MAX_QUANTITY = 64
 MAX_ENVIRONMENT_DETAILS = 4000
 _FORM_USED = _("This form was already used. Reload the page and order again.")
 SSH_KEY_REQUIRED = _("Add an SSH key to your account: it is installed on the machines for you.")
+BILLING_ADDRESS_REQUIRED = _(
+    "A business invoice shows the buyer's address: add your billing address on your account "
+    "page (My account), then order again."
+)
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,8 @@ class Quote:
     available_units: int
     # The most GPUs one machine can give now: a larger quantity spans machines.
     largest_free_block: int
+    # The total split for the buyer who asked (a consumer's split when nobody is named).
+    vat: VatSplit
 
     @property
     def spans_hosts(self) -> bool:
@@ -102,6 +109,7 @@ def quote_build(
     available_units: int | None = None,
     largest_free_block: int | None = None,
     details_required: bool = True,
+    buyer_vat_number: str = "",
 ) -> Quote:
     """The price of a configuration; the configurator page, the API and order_create share it.
 
@@ -135,16 +143,18 @@ def quote_build(
             field="quantity",
             code="not_enough_units",
         )
+    total = daily_rate * term_days * quantity
     return Quote(
         gpu=gpu,
         environment=environment,
         quantity=quantity,
         term_days=term_days,
         daily_rate=daily_rate,
-        total=daily_rate * term_days * quantity,
+        total=total,
         currency=settings.STORE_CURRENCY,
         available_units=available_units,
         largest_free_block=largest_free_block,
+        vat=price_split(total=total, buyer_vat_number=buyer_vat_number),
     )
 
 
@@ -203,6 +213,9 @@ def order_create(
 
     `terms` is the customer's acceptance of the terms of sale in force, stored on the order:
     without it, or for another version, the order is refused (field `accept_terms`).
+
+    A business account (a company or a VAT number) without a billing address is refused
+    (field `billing_address`): its facture must name where the buyer is.
     """
     accepted = terms_in_force(terms)
     with transaction.atomic():
@@ -216,6 +229,10 @@ def order_create(
                 if placed.user_id != user.pk:
                     raise OrderError(_FORM_USED, code="form_used")
                 return placed
+        if user.is_business and not user.billing_address.strip():
+            raise OrderError(
+                BILLING_ADDRESS_REQUIRED, field="billing_address", code="billing_address_required"
+            )
         quote = quote_build(
             gpu=locked_gpu,
             environment=environment,

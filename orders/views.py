@@ -119,6 +119,7 @@ def _configurator_form(request, gpu, data, *, ordering: bool) -> ConfigureForm:
         available_units=gpu.available_units,
         daily_rates={price.term_days: price.daily_rate for price in gpu.prices.all()},
         ssh_keys=ssh_keys_for_user(user=request.user) if request.user.is_authenticated else None,
+        buyer=request.user,
     )
 
 

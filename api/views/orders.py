@@ -10,6 +10,7 @@ from rest_framework import serializers, status
 from rest_framework.exceptions import Throttled
 from rest_framework.response import Response
 
+from accounts.models import User
 from accounts.services import MAX_SSH_KEYS_PER_USER
 from api.authentication import request_api_key
 from api.errors import Conflict
@@ -20,7 +21,7 @@ from api.selectors import (
     api_orders_for_user,
     api_payment_assets,
 )
-from api.serializers import OrderOutputSerializer
+from api.serializers import OrderOutputSerializer, PricedOutputSerializer
 from api.services import (
     IdempotencyConflict,
     OrderPlaced,
@@ -48,6 +49,11 @@ ORDER_EXAMPLE = {
     "term_days": 7,
     "daily_rate": "72.00",
     "total": "1008.00",
+    "total_incl_vat": "1008.00",
+    "total_excl_vat": "840.00",
+    "vat_rate": "20.00",
+    "vat_amount": "168.00",
+    "vat_mode": "standard",
     "currency": "EUR",
     "created_at": "2025-03-04T10:15:00+01:00",
     "payment_deadline": "2025-03-04T10:45:00+01:00",
@@ -136,16 +142,15 @@ class ConfigurationInputSerializer(serializers.Serializer):
 
 
 class QuoteApi(ApiView):
-    class OutputSerializer(serializers.Serializer):
+    class OutputSerializer(PricedOutputSerializer):
         gpu = serializers.CharField(source="gpu.slug")
         environment = serializers.CharField(source="environment.slug")
         term_days = serializers.IntegerField()
-        daily_rate = serializers.DecimalField(max_digits=10, decimal_places=2)
+        daily_rate = serializers.DecimalField(
+            max_digits=10, decimal_places=2, help_text="Per GPU per day, VAT included."
+        )
         days = serializers.IntegerField()
         quantity = serializers.IntegerField()
-        total = serializers.DecimalField(
-            max_digits=12, decimal_places=2, help_text="daily_rate x days x quantity."
-        )
         currency = serializers.CharField()
         available_units = serializers.IntegerField()
 
@@ -177,6 +182,11 @@ class QuoteApi(ApiView):
                     "days": 7,
                     "quantity": 2,
                     "total": "1008.00",
+                    "total_incl_vat": "1008.00",
+                    "total_excl_vat": "840.00",
+                    "vat_rate": "20.00",
+                    "vat_amount": "168.00",
+                    "vat_mode": "standard",
                     "currency": "EUR",
                     "available_units": 6,
                 },
@@ -186,9 +196,9 @@ class QuoteApi(ApiView):
         tags=["orders"],
     )
     def post(self, request):
-        return Response(self._quote(request.data))
+        return Response(self._quote(request.data, buyer=request.user))
 
-    def _quote(self, body) -> dict:
+    def _quote(self, body, *, buyer: User) -> dict:
         serializer = ConfigurationInputSerializer(data=body)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -197,6 +207,7 @@ class QuoteApi(ApiView):
             **data,
             available_units=gpu.available_units,
             largest_free_block=gpu.largest_free_block,
+            buyer_vat_number=buyer.vat_number,
         )
         return self.OutputSerializer(quote).data
 

@@ -18,6 +18,17 @@ def money(value: Decimal | None, currency: str | None = None) -> str:
     return formatting.money(value, currency)
 
 
+@register.simple_tag(takes_context=True)
+def shown_price(
+    context, amount: Decimal, currency: str | None = None, buyer=None
+) -> formatting.ShownPrice:
+    """`{% shown_price order.total order.currency as price %}`: the price split for `buyer`,
+    by default the one reading the page."""
+    if not buyer:  # a template's missing variable reads as ""
+        buyer = getattr(context.get("request"), "user", None)
+    return formatting.shown_price(amount, currency, buyer=buyer)
+
+
 @register.filter
 def per_hour(daily_rate: Decimal, currency: str | None = None) -> str:
     """The hourly equivalent written beside a daily rate: "i.e. €3.00/h"."""

@@ -26,9 +26,55 @@ def test_a_quote_prices_the_configuration_against_live_stock(api, gpu, pytorch):
         "days": 7,
         "quantity": 2,
         "total": "1008.00",
+        "total_incl_vat": "1008.00",
+        "total_excl_vat": "840.00",
+        "vat_rate": "20.00",
+        "vat_amount": "168.00",
+        "vat_mode": "standard",
         "currency": "EUR",
         "available_units": 8,
     }
+
+
+@pytest.mark.parametrize(
+    ("vat_number", "split"),
+    [
+        # A French business pays the same TTC, 20 % of which is VAT it deducts.
+        ("FR40303265045", ("1008.00", "840.00", "20.00", "168.00", "standard")),
+        # An EU business outside France: reverse charge, the total is the net amount.
+        ("DE136695976", ("1008.00", "1008.00", "0.00", "0.00", "reverse_charge")),
+    ],
+)
+def test_a_quote_and_the_order_split_the_total_as_the_business_facture_will(
+    api, customer, order_body, vat_number, split
+):
+    customer.company_name, customer.vat_number = "Calculs SARL", vat_number
+    customer.billing_address = "5 place Bellecour\n69002 Lyon"
+    customer.save()
+    fields = ("total_incl_vat", "total_excl_vat", "vat_rate", "vat_amount", "vat_mode")
+
+    quote = api.post("/api/v1/quotes/", order_body, format="json").json()
+    order = api.post("/api/v1/orders/", order_body, format="json").json()
+
+    assert tuple(quote[field] for field in fields) == split
+    assert tuple(order[field] for field in fields) == split
+    assert quote["total"] == order["total"] == "1008.00"
+
+
+def test_a_business_order_without_a_billing_address_is_a_400_naming_the_field(
+    api, customer, order_body
+):
+    customer.company_name, customer.vat_number = "Calculs SARL", "FR40303265045"
+    customer.save()
+
+    response = api.post("/api/v1/orders/", order_body, format="json")
+
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "billing_address_required"
+    assert list(error["fields"]) == ["billing_address"]
+    assert "billing address" in error["message"]
+    assert not Order.objects.filter(user=customer).exists()
 
 
 def test_a_quote_for_more_units_than_available_is_a_409(api, gpu, pytorch):

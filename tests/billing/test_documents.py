@@ -2,6 +2,7 @@
 business and an EU business; its Factur-X XML validates; it travels with the "paid" e-mail."""
 
 import io
+import re
 from decimal import Decimal
 
 import facturx
@@ -9,12 +10,16 @@ import pypdf
 import pytest
 from django.conf import settings
 from django.core import mail
+from django.utils import timezone
 from lxml import etree
 
 from billing.models import BillingDocument
 from billing.rendering import document_pdf
+from billing.services import credit_note_issue
+from payments.models import Transfer
+from tests.billing.conftest import BUYERS
 from tests.billing.helpers import order_paid
-from tests.factories import EnvironmentFactory
+from tests.factories import EnvironmentFactory, UserFactory
 
 TX_HASH = "0x" + "5e" * 32
 CII = {"ram": "urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100"}
@@ -27,8 +32,12 @@ def invoice(buyer, usdc, worker_runs):
     return BillingDocument.objects.get(order=order)
 
 
+def pdf_reader(pdf: bytes) -> pypdf.PdfReader:
+    return pypdf.PdfReader(io.BytesIO(pdf))
+
+
 def pdf_text(pdf: bytes) -> str:
-    reader = pypdf.PdfReader(io.BytesIO(pdf))
+    reader = pdf_reader(pdf)
     return " ".join(" ".join(page.extract_text().split()) for page in reader.pages)
 
 
@@ -159,7 +168,32 @@ def test_the_pdf_writes_french_numbers_whole_headers_and_the_environment_once(
     seller_vat = settings.BILLING_SELLER["vat_number"]
     assert any("N° de TVA intracommunautaire " + seller_vat in line for line in lines)
     # Paid, not started yet: the period starts with the rental (rental_periods_fix).
-    period = "Période de la prestation: à compter du début de la location"
+    period = "Période de la prestation : à compter du début de la location"
     assert any(line.startswith(period) for line in lines)
     assert "environnement Environnement" not in text
     assert text.count("Environnement personnalisé") == 1
+
+
+def test_the_facture_and_its_credit_note_speak_french_typography_and_say_when_and_how_it_was_paid(
+    usdc, worker_runs, password
+):
+    business = UserFactory(password=password, **BUYERS["french_business"])
+    with worker_runs():
+        order = order_paid(usdc, user=business, tx_hash=TX_HASH)
+    invoice = BillingDocument.objects.get(order=order)
+    credit_note = credit_note_issue(invoice=invoice)
+    block_time = Transfer.objects.get(invoice__order=order).block_time
+    paid_on = timezone.localdate(block_time).strftime("%d/%m/%Y")
+
+    for document in (invoice, credit_note):
+        text = "\n".join(page.extract_text() for page in pdf_reader(document_pdf(document)).pages)
+        assert "Date d\N{RIGHT SINGLE QUOTATION MARK}émission\N{NO-BREAK SPACE}:" in text
+        assert "Commande\N{NO-BREAK SPACE}:" in text and "Location\N{NO-BREAK SPACE}: 1 GPU" in text
+        # Every colon has its no-break space; « ; ? ! » their narrow one.
+        assert not re.findall(r"[^\N{NO-BREAK SPACE}]:", text)
+        assert not re.findall(r"[^\N{NARROW NO-BREAK SPACE}][;?!]", text)
+        means = r"[0-9 ,]+ USDC\s\(Anvil devnet,\stransaction\s0x5e5e…5e5e\)"
+        said = rf"Acquittée le {paid_on} par {means}"
+        assert re.search(said, text)
+        # The buyer's address, which a business order cannot be placed without.
+        assert "5 place Bellecour\n69002 Lyon" in text

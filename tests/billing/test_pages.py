@@ -27,7 +27,7 @@ def test_the_account_lists_shows_and_downloads_its_own_invoices(client, customer
     listing = client.get("/fr/account/invoices/")
     assert listing.status_code == 200 and invoice.number in listing.text
     page = client.get(f"/fr/account/invoices/{invoice.number}/")
-    assert page.status_code == 200 and "Facture acquittée" in page.text
+    assert page.status_code == 200 and "Acquittée le" in page.text
     pdf = client.get(f"/fr/account/invoices/{invoice.number}/pdf/")
     assert pdf.status_code == 200 and pdf["Content-Type"] == "application/pdf"
     assert pdf.getvalue().startswith(b"%PDF")

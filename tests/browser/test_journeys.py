@@ -26,7 +26,7 @@ def test_english_customer_orders_a_custom_environment_then_cancels_it(desktop, c
     page.check("input[name=term][value='3']")
     rate = TermPrice.objects.get(gpu__slug="rtx-a6000", term_days=3).daily_rate
     with translation.override("en"):
-        total = money(rate * 3 * 2)
+        total = f"{money(rate * 3 * 2)} incl. VAT"
     # The price follows the form without a reload.
     expect(page.get_by_test_id("quote-total")).to_have_text(total)
     order_now(page)

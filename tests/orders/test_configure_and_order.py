@@ -260,3 +260,29 @@ def test_too_many_gpus_names_the_real_maximum_the_field_allows_too(client, custo
     assert re.search(r'<input type="number" name="quantity" value="999"[^>]* max="5"', page)
     assert "5 units available right now." in page
     assert not Order.objects.filter(status="awaiting_payment").exists()
+
+
+def test_a_business_without_a_billing_address_is_told_on_the_configurator(client, customer, gpu):
+    customer.company_name, customer.vat_number = "Calculs SARL", "FR40303265045"
+    customer.save()
+    client.force_login(customer)
+    payload = {"environment": "pytorch", "quantity": 2, "term": 7, **TERMS_TICKED}
+
+    page = client.post(f"/fr/gpus/{gpu.slug}/configure/", payload).content.decode()
+
+    assert "ajoutez votre adresse de facturation" in page
+    assert not Order.objects.exists()
+
+
+def test_the_order_e_mail_gives_the_total_ttc_with_the_ht_and_the_vat_below(
+    client, customer, gpu, celery_eager, django_capture_on_commit_callbacks
+):
+    client.force_login(customer)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(
+            f"/fr/gpus/{gpu.slug}/configure/",
+            {"environment": "pytorch", "quantity": 2, "term": 7, **TERMS_TICKED},
+        )
+    lines = mail.outbox[-1].body.splitlines()
+    [said] = [index for index, line in enumerate(lines) if "1\u00a0008,00\u00a0€\u00a0TTC" in line]
+    assert lines[said + 1] == "840,00\u00a0€\u00a0HT · TVA 20\u00a0%"
