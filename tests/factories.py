@@ -85,6 +85,8 @@ class HostFactory(factory.django.DjangoModelFactory):
     ram_gb = 512
     disk_gb = 4000
     network = "25 Gbit/s"
+    nvidia_driver_version = "550.127.05"
+    cuda_max = Decimal("12.4")
     ssh_host = "gpu.example.test"
 
 
@@ -96,6 +98,9 @@ class EnvironmentFactory(factory.django.DjangoModelFactory):
     slug = "pytorch"
     name = "PyTorch"
     description = "CUDA, cuDNN and PyTorch ready to use."
+    # The factory's environment needs no CUDA: stock tests count every host; the tests of
+    # CUDA placement say what they need.
+    image = "registry.example.test/pytorch:2.5.1@sha256:" + "1" * 64
     requires_details = False
 
 
@@ -124,9 +129,11 @@ class OrderFactory(factory.django.DjangoModelFactory):
         a test may overbook on purpose)."""
         if not create or obj.status not in HOLDING_STATUSES:
             return
-        free = [(host, i) for host, indices in free_slots(gpu=obj.gpu).items() for i in indices][
-            : obj.quantity
-        ]
+        free = [
+            (host, i)
+            for host, indices in free_slots(gpu=obj.gpu, environment=obj.environment).items()
+            for i in indices
+        ][: obj.quantity]
         slots_hold(order=obj, slots=[Slot(host, i) for host, i in free])
 
 
