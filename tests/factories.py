@@ -90,6 +90,9 @@ class HostFactory(factory.django.DjangoModelFactory):
     ssh_host = "gpu.example.test"
 
 
+TEST_IMAGE = "registry.example.test/pytorch:2.5.1@sha256:" + "1" * 64
+
+
 class EnvironmentFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = Environment
@@ -100,7 +103,9 @@ class EnvironmentFactory(factory.django.DjangoModelFactory):
     description = "CUDA, cuDNN and PyTorch ready to use."
     # The factory's environment needs no CUDA: stock tests count every host; the tests of
     # CUDA placement say what they need.
-    image = "registry.example.test/pytorch:2.5.1@sha256:" + "1" * 64
+    image = factory.LazyAttribute(
+        lambda env: "" if env.requires_details else TEST_IMAGE  # the customer's own has none
+    )
     requires_details = False
 
 

@@ -196,9 +196,11 @@ def test_twenty_buyers_racing_for_the_last_slots_get_exactly_the_slots_there_are
 
 @pytest.mark.django_db(transaction=True)
 def test_the_data_migration_turns_todays_stock_into_hosts_with_the_same_figures():
+    # The catalog of that time too: environments had no image yet.
+    before = [("orders", "0006_order_ssh_keys"), ("catalog", "0001_initial")]
     executor = MigrationExecutor(connection)
-    executor.migrate([("orders", "0006_order_ssh_keys")])
-    apps = executor.loader.project_state([("orders", "0006_order_ssh_keys")]).apps
+    executor.migrate(before)
+    apps = executor.loader.project_state(before).apps
     old_gpu = apps.get_model("catalog", "GpuModel").objects.create(
         slug="old-h100",
         name="H100",
