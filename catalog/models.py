@@ -145,9 +145,12 @@ class Alternative(models.Model):
         return f"{self.gpu} → {self.target}"
 
 
-# CUDA versions are major.minor with a one-digit minor (10.0 ... 12.9, 13.0), as nvidia-smi
-# prints them: a decimal compares them as the driver does.
-CUDA_VERSION = {"max_digits": 4, "decimal_places": 1, "validators": [MinValueValidator(1)]}
+def cuda_version_field(verbose_name, **options) -> models.DecimalField:
+    """A CUDA version: major.minor with a one-digit minor (10.0 ... 12.9, 13.0), as nvidia-smi
+    prints it, so that a decimal compares two as the driver does."""
+    return models.DecimalField(
+        verbose_name, max_digits=4, decimal_places=1, validators=[MinValueValidator(1)], **options
+    )
 
 
 class Environment(models.Model):
@@ -170,7 +173,7 @@ class Environment(models.Model):
     cudnn_version = models.CharField(_("cuDNN"), max_length=20, blank=True)
     pytorch_version = models.CharField(_("PyTorch"), max_length=20, blank=True)
     jupyterlab_version = models.CharField(_("JupyterLab"), max_length=20, blank=True)
-    cuda_required = models.DecimalField(
+    cuda_required = cuda_version_field(
         _("CUDA the host's driver must support"),
         null=True,
         blank=True,
@@ -178,7 +181,6 @@ class Environment(models.Model):
             "The lowest CUDA version the host's NVIDIA driver must support (e.g. 12.4): the "
             "environment is never placed on a host that supports less. Empty: no requirement."
         ),
-        **CUDA_VERSION,
     )
     requires_details = models.BooleanField(
         _("customer describes it"),
@@ -218,10 +220,11 @@ class Environment(models.Model):
     @property
     def facts(self) -> list[tuple[str, str]]:
         """(label, version) of what the image holds, for the pages."""
+        labels = {field.name: field.verbose_name for field in self._meta.concrete_fields}
         return [
-            (str(self._meta.get_field(field).verbose_name), getattr(self, field))
-            for field in self.FACT_FIELDS
-            if getattr(self, field)
+            (str(labels[name]), getattr(self, name))
+            for name in self.FACT_FIELDS
+            if getattr(self, name)
         ]
 
     @property

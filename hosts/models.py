@@ -11,7 +11,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from catalog.models import CUDA_VERSION, GpuModel
+from catalog.models import GpuModel, cuda_version_field
 
 
 class Host(models.Model):
@@ -42,7 +42,7 @@ class Host(models.Model):
             )
         ],
     )
-    cuda_max = models.DecimalField(
+    cuda_max = cuda_version_field(
         _("highest CUDA supported"),
         null=True,
         blank=True,
@@ -50,7 +50,6 @@ class Host(models.Model):
             'The "CUDA Version" nvidia-smi prints (e.g. 12.4). Empty: not recorded yet, and '
             "no environment that needs CUDA is placed here."
         ),
-        **CUDA_VERSION,
     )
     ssh_host = models.CharField(
         _("SSH host"), max_length=255, help_text=_("The address customers connect to.")

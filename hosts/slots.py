@@ -30,7 +30,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from catalog.models import CUDA_VERSION, Environment, GpuModel
+from catalog.models import Environment, GpuModel
 from hosts.models import Host, SlotHold
 
 if TYPE_CHECKING:
@@ -86,7 +86,9 @@ def gpus_with_capacity(
         slots_total=Coalesce(Subquery(total, output_field=IntegerField()), Value(0)),
         units_held=Coalesce(Subquery(held, output_field=IntegerField()), Value(0)),
         largest_free_block=Coalesce(Subquery(largest, output_field=IntegerField()), Value(0)),
-        machine_cuda_max=Subquery(cuda_max, output_field=DecimalField(**CUDA_VERSION)),
+        machine_cuda_max=Subquery(
+            cuda_max, output_field=DecimalField(max_digits=4, decimal_places=1)
+        ),
     )
 
 
