@@ -65,7 +65,15 @@ class GpuModelAdmin(TranslationAdmin):
 
 @admin.register(Environment)
 class EnvironmentAdmin(TranslationAdmin):
-    list_display = ["name", "slug", "requires_details", "is_active", "display_order"]
+    list_display = [
+        "name",
+        "slug",
+        "image",
+        "cuda_required",
+        "requires_details",
+        "is_active",
+        "display_order",
+    ]
     list_editable = ["is_active", "display_order"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}

@@ -4,6 +4,8 @@ from django.core.validators import MinValueValidator
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from catalog.images import MAX_REFERENCE, cuda_version, image_pinned_by_digest
+
 TERM_CHOICES = [(3, _("3 days")), (7, _("7 days")), (30, _("30 days"))]
 TERMS = tuple(days for days, _label in TERM_CHOICES)
 CENT = Decimal("0.01")
@@ -143,27 +145,88 @@ class Alternative(models.Model):
         return f"{self.gpu} → {self.target}"
 
 
+def cuda_version_field(verbose_name, **options) -> models.DecimalField:
+    """A CUDA version: major.minor with a one-digit minor (10.0 ... 12.9, 13.0), as nvidia-smi
+    prints it, so that a decimal compares two as the driver does."""
+    return models.DecimalField(
+        verbose_name, max_digits=4, decimal_places=1, validators=[MinValueValidator(1)], **options
+    )
+
+
 class Environment(models.Model):
-    """What is installed on the rented machines: the PyTorch preparation or the customer's own."""
+    """What a rental's container starts from: an image the store pinned by digest, with what
+    is in it (the facts the pages show), or the customer's own (`requires_details`)."""
 
     slug = models.SlugField(_("slug"), unique=True, max_length=40)
     name = models.CharField(_("name"), max_length=80)
     description = models.TextField(_("description"))
-    contents = models.TextField(
-        _("what it contains"), blank=True, help_text=_("One item per line.")
+    image = models.CharField(
+        _("image"),
+        max_length=MAX_REFERENCE,
+        blank=True,
+        validators=[image_pinned_by_digest],
+        help_text=_("Pinned by digest: registry/name:tag@sha256:… Empty for the customer's own."),
+    )
+    os_name = models.CharField(_("operating system"), max_length=40, blank=True)
+    python_version = models.CharField(_("Python"), max_length=20, blank=True)
+    cuda_version = models.CharField(_("CUDA"), max_length=20, blank=True)
+    cudnn_version = models.CharField(_("cuDNN"), max_length=20, blank=True)
+    pytorch_version = models.CharField(_("PyTorch"), max_length=20, blank=True)
+    jupyterlab_version = models.CharField(_("JupyterLab"), max_length=20, blank=True)
+    cuda_required = cuda_version_field(
+        _("CUDA the host's driver must support"),
+        null=True,
+        blank=True,
+        help_text=_(
+            "The lowest CUDA version the host's NVIDIA driver must support (e.g. 12.4): the "
+            "environment is never placed on a host that supports less. Empty: no requirement."
+        ),
     )
     requires_details = models.BooleanField(
         _("customer describes it"),
         default=False,
-        help_text=_("The customer must describe the image or requirements when ordering."),
+        help_text=_("The customer gives the image or the requirements file when ordering."),
     )
     is_active = models.BooleanField(_("offered"), default=True)
     display_order = models.PositiveSmallIntegerField(_("display order"), default=100)
+
+    # What the pages list, in this order, with their labels (blank ones are left out).
+    FACT_FIELDS = (
+        "os_name",
+        "python_version",
+        "cuda_version",
+        "cudnn_version",
+        "pytorch_version",
+        "jupyterlab_version",
+    )
 
     class Meta:
         ordering = ["display_order", "slug"]
         verbose_name = _("environment")
         verbose_name_plural = _("environments")
+        constraints = [
+            # An environment on offer starts something: its image, or the customer's.
+            models.CheckConstraint(
+                condition=models.Q(requires_details=True)
+                | ~models.Q(image="")
+                | models.Q(is_active=False),
+                name="offered_environment_has_an_image",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def facts(self) -> list[tuple[str, str]]:
+        """(label, version) of what the image holds, for the pages."""
+        labels = {field.name: field.verbose_name for field in self._meta.concrete_fields}
+        return [
+            (str(labels[name]), getattr(self, name))
+            for name in self.FACT_FIELDS
+            if getattr(self, name)
+        ]
+
+    @property
+    def cuda_required_label(self) -> str:
+        return cuda_version(self.cuda_required)

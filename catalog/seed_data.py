@@ -960,55 +960,67 @@ GPUS: list[dict] = [
     },
 ]
 
+# The PyTorch environment is the PyTorch project's CUDA runtime image, its facts as that tag
+# ships them (JupyterLab is added on top at start). PLACEHOLDER DIGEST: staff put the digest
+# `docker buildx imagetools inspect docker.io/pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime`
+# reports before production; the store starts exactly what the digest names.
+PYTORCH_IMAGE = "docker.io/pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime@sha256:" + "0" * 64
+# What the seed keeps in step with this file on every run, like GPU specifications.
+ENVIRONMENT_FACT_FIELDS = (
+    "image",
+    "os_name",
+    "python_version",
+    "cuda_version",
+    "cudnn_version",
+    "pytorch_version",
+    "jupyterlab_version",
+    "cuda_required",
+)
+
 ENVIRONMENTS: list[dict] = [
     {
         "slug": "pytorch",
         "requires_details": False,
         "display_order": 10,
+        "image": PYTORCH_IMAGE,
+        "os_name": "Ubuntu 22.04",
+        "python_version": "3.11",
+        "cuda_version": "12.4",
+        "cudnn_version": "9.1",
+        "pytorch_version": "2.5.1",
+        "jupyterlab_version": "4.2",
+        # CUDA 12.4's runtime wants a driver that supports 12.4 (R550 or later).
+        "cuda_required": Decimal("12.4"),
         "name": text("Préparation PyTorch", "PyTorch preparation"),
         "description": text(
-            "Une machine prête à entraîner : pilote NVIDIA, CUDA et PyTorch installés et "
-            "vérifiés sur la carte louée. Vous vous connectez en SSH et lancez votre code.",
-            "A machine ready to train: NVIDIA driver, CUDA and PyTorch installed and checked "
-            "on the rented card. You connect over SSH and run your code.",
-        ),
-        "contents": text(
-            "Ubuntu 22.04 LTS\n"
-            "Pilote NVIDIA et CUDA 12\n"
-            "cuDNN et NCCL pour le multi-GPU\n"
-            "PyTorch 2 avec torchvision et torchaudio\n"
-            "Python 3.11, pip et venv\n"
-            "JupyterLab\n"
-            "Accès SSH par clé",
-            "Ubuntu 22.04 LTS\n"
-            "NVIDIA driver and CUDA 12\n"
-            "cuDNN and NCCL for multi-GPU\n"
-            "PyTorch 2 with torchvision and torchaudio\n"
-            "Python 3.11, pip and venv\n"
-            "JupyterLab\n"
-            "SSH access with your key",
+            "Un conteneur prêt à entraîner, avec seulement vos GPU : CUDA, cuDNN et PyTorch "
+            "dans l’image ci-dessous, vérifiés sur la carte louée. Vous vous connectez en SSH "
+            "ou ouvrez JupyterLab et lancez votre code.",
+            "A container ready to train, with your GPUs only: CUDA, cuDNN and PyTorch in the "
+            "image below, checked on the rented card. You connect over SSH or open JupyterLab "
+            "and run your code.",
         ),
     },
     {
         "slug": "custom",
         "requires_details": True,
         "display_order": 20,
+        "image": "",
+        "os_name": "",
+        "python_version": "",
+        "cuda_version": "",
+        "cudnn_version": "",
+        "pytorch_version": "",
+        "jupyterlab_version": "",
+        "cuda_required": None,
         "name": text("Environnement personnalisé", "Custom environment"),
         "description": text(
-            "Vous décrivez l’image (Docker ou autre) ou vos prérequis : système, versions de "
-            "CUDA et des bibliothèques, paquets. La machine est préparée d’après votre "
-            "description avant sa mise à disposition.",
-            "You describe the image (Docker or other) or your requirements: system, CUDA and "
-            "library versions, packages. The machine is prepared from your description before "
-            "it is handed over.",
-        ),
-        "contents": text(
-            "Votre image ou votre liste de prérequis\n"
-            "Les versions de pilote et de CUDA demandées\n"
-            "Accès SSH par clé",
-            "Your image or your list of requirements\n"
-            "The driver and CUDA versions you ask for\n"
-            "SSH access with your key",
+            "Votre image de conteneur (registre/nom:étiquette ou nom@sha256:…), ou votre "
+            "fichier de prérequis installé au démarrage. Choisissez une image dont la version "
+            "de CUDA ne dépasse pas celle des machines de ce modèle.",
+            "Your container image (registry/name:tag or name@sha256:…), or your requirements "
+            "file installed at start. Choose an image whose CUDA version is no newer than the "
+            "machines of this model support.",
         ),
     },
 ]

@@ -12,8 +12,9 @@ LANGUAGES = ("fr", "en")
 
 # Which seeded columns a second run may overwrite:
 # - specifications and copy (names, specs, taglines, advice, alternative reasons, environment
-#   texts) come from catalog/seed_data.py, reviewed in git: the seed is their source of truth,
-#   so a corrected text reaches every machine on the next `make run`;
+#   texts, images and their versions) come from catalog/seed_data.py, reviewed in git: the
+#   seed is their source of truth, so a corrected text reaches every machine on the next
+#   `make run`;
 # - stock, the on-sale flag, display order and prices belong to staff once a row exists:
 #   they are written only when the row is created, so a restart never undoes an admin edit.
 GPU_SPEC_FIELDS = ("name", *GpuModel.SPECIFICATION_FIELDS)
@@ -87,7 +88,7 @@ def catalog_seed(
             texts = {
                 **_translated("name", entry["name"]),
                 **_translated("description", entry["description"]),
-                **_translated("contents", entry["contents"]),
+                **{field: entry[field] for field in seed_data.ENVIRONMENT_FACT_FIELDS},
                 "requires_details": entry["requires_details"],
             }
             _environment, created = Environment.objects.update_or_create(

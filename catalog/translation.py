@@ -20,4 +20,4 @@ class AlternativeTranslation(TranslationOptions):
 
 @register(Environment)
 class EnvironmentTranslation(TranslationOptions):
-    fields = ("name", "description", "contents")
+    fields = ("name", "description")

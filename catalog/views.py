@@ -17,7 +17,13 @@ from catalog.legal import LEGAL_DOCUMENTS, ORDER_CONSENT, legal_document_by_slug
 from catalog.memory import layer_activations_gb
 from catalog.model_advisor import advise
 from catalog.models import TERMS, GpuModel
-from catalog.selectors import catalog_gpus, gpu_offers, gpu_page, gpus_by_slugs
+from catalog.selectors import (
+    active_environments,
+    catalog_gpus,
+    gpu_offers,
+    gpu_page,
+    gpus_by_slugs,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +60,8 @@ def gpu_detail(request, slug):
         gpu = gpu_page(slug=slug)
     except GpuModel.DoesNotExist:
         raise Http404(_("No GPU on sale at this address.")) from None
-    return render(request, "catalog/gpu_detail.html", {"gpu": gpu, "terms": TERMS})
+    context = {"gpu": gpu, "terms": TERMS, "environments": active_environments()}
+    return render(request, "catalog/gpu_detail.html", context)
 
 
 @cached_for_visitors

@@ -19,6 +19,8 @@ class HostForm(forms.ModelForm):
             "ram_gb",
             "disk_gb",
             "network",
+            "nvidia_driver_version",
+            "cuda_max",
             "ssh_host",
             "ssh_port",
             "provisioning",
@@ -56,13 +58,23 @@ class HeldSlotInline(admin.TabularInline):
 @admin.register(Host)
 class HostAdmin(admin.ModelAdmin):
     form = HostForm
-    list_display = ["name", "gpu", "gpu_count", "region", "provisioning", "is_active"]
+    list_display = [
+        "name",
+        "gpu",
+        "gpu_count",
+        "region",
+        "nvidia_driver_version",
+        "cuda_max",
+        "provisioning",
+        "is_active",
+    ]
     list_filter = ["gpu", "region", "provisioning", "is_active"]
     search_fields = ["name", "ssh_host"]
     inlines = [HeldSlotInline]
     fieldsets = [
         (None, {"fields": ["name", "gpu", "gpu_count", "region", "is_active"]}),
         (_("Machine"), {"fields": ["vcpus", "ram_gb", "disk_gb", "network"]}),
+        (_("NVIDIA driver"), {"fields": ["nvidia_driver_version", "cuda_max"]}),
         (
             _("Access"),
             {"fields": ["ssh_host", "ssh_port", "provisioning", "provisioning_user"]},

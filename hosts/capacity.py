@@ -2,6 +2,8 @@
 active hosts (the figure the catalog shows as stock), and a freshly seeded catalog gets its
 hosts."""
 
+from decimal import Decimal
+
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Sum
@@ -10,6 +12,11 @@ from django.utils.translation import gettext_lazy as _
 from catalog.models import GpuModel
 from hosts.local import SEEDED_DOMAIN, local_host_fields
 from hosts.models import Host, SlotHold
+
+# The driver a seeded host is taken to run until staff record the real machine's: the R550
+# branch, whose CUDA 12.4 the seeded PyTorch image needs (migration 0002 gives seeded hosts the
+# same).
+SEEDED_DRIVER = {"nvidia_driver_version": "550.127.05", "cuda_max": Decimal("12.4")}
 
 
 class HostError(Exception):
@@ -77,5 +84,6 @@ def gpu_host_seed(*, gpu: GpuModel, units: int) -> Host | None:
         ram_gb=128 * units,
         disk_gb=1000 * units,
         network="25 Gbit/s",
+        **SEEDED_DRIVER,
         **(local_host_fields(port=port) if port else address),
     )

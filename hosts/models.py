@@ -5,12 +5,13 @@ moment it is created until it leaves the holding statuses (hosts.slots); release
 as history (`released_at`), and a partial unique constraint makes holding one slot twice
 impossible, whatever the code above it does."""
 
+from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from catalog.models import GpuModel
+from catalog.models import GpuModel, cuda_version_field
 
 
 class Host(models.Model):
@@ -30,6 +31,26 @@ class Host(models.Model):
     ram_gb = models.PositiveIntegerField(_("RAM (GB)"), null=True, blank=True)
     disk_gb = models.PositiveIntegerField(_("NVMe disk (GB)"), null=True, blank=True)
     network = models.CharField(_("network"), max_length=60, blank=True)
+    # What `nvidia-smi` prints in its header: the driver, and the highest CUDA it runs.
+    nvidia_driver_version = models.CharField(
+        _("NVIDIA driver"),
+        max_length=20,
+        blank=True,
+        validators=[
+            RegexValidator(
+                r"^[0-9]{3}(\.[0-9]{1,3}){1,2}$", _("Write the driver version as 550.127.05.")
+            )
+        ],
+    )
+    cuda_max = cuda_version_field(
+        _("highest CUDA supported"),
+        null=True,
+        blank=True,
+        help_text=_(
+            'The "CUDA Version" nvidia-smi prints (e.g. 12.4). Empty: not recorded yet, and '
+            "no environment that needs CUDA is placed here."
+        ),
+    )
     ssh_host = models.CharField(
         _("SSH host"), max_length=255, help_text=_("The address customers connect to.")
     )

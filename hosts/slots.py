@@ -15,8 +15,10 @@ from django.db import connection
 from django.db.models import (
     CharField,
     Count,
+    DecimalField,
     F,
     IntegerField,
+    Max,
     Min,
     OuterRef,
     Q,
@@ -28,7 +30,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from catalog.models import GpuModel
+from catalog.models import Environment, GpuModel
 from hosts.models import Host, SlotHold
 
 if TYPE_CHECKING:
@@ -41,13 +43,32 @@ def _active_holds_q(prefix: str = "") -> Q:
     return Q(**{f"{prefix}released_at__isnull": True})
 
 
-def gpus_with_capacity(gpus: QuerySet[GpuModel]) -> QuerySet[GpuModel]:
+def hosts_running(environment: Environment | None, prefix: str = "") -> Q:
+    """The hosts whose driver supports the CUDA `environment` needs: every host for an
+    environment without a requirement (or none chosen yet), never one whose CUDA is not
+    recorded for one with."""
+    required = environment.cuda_required if environment is not None else None
+    return Q() if required is None else Q(**{f"{prefix}cuda_max__gte": required})
+
+
+def gpus_with_capacity(
+    gpus: QuerySet[GpuModel], *, environment: Environment | None = None
+) -> QuerySet[GpuModel]:
     """`gpus` annotated with `slots_total`, `units_held`, `largest_free_block` (the most
-    free slots on one host) and the `machine_*` specs, in the same query."""
-    active_hosts = Host.objects.filter(gpu=OuterRef("pk"), is_active=True).order_by()
+    free slots on one host) and the `machine_*` specs, counting only the hosts that can run
+    `environment`, and `machine_cuda_max` (the highest CUDA any active host supports), in
+    the same query."""
+    every_active_host = Host.objects.filter(gpu=OuterRef("pk"), is_active=True).order_by()
+    active_hosts = every_active_host.filter(hosts_running(environment))
     total = active_hosts.values("gpu").annotate(n=Sum("gpu_count")).values("n")
+    cuda_max = every_active_host.values("gpu").annotate(v=Max("cuda_max")).values("v")
     held = (
-        SlotHold.objects.filter(_active_holds_q(), host__gpu=OuterRef("pk"), host__is_active=True)
+        SlotHold.objects.filter(
+            _active_holds_q(),
+            hosts_running(environment, prefix="host__"),
+            host__gpu=OuterRef("pk"),
+            host__is_active=True,
+        )
         .order_by()
         .values("host__gpu")
         .annotate(n=Count("pk"))
@@ -65,6 +86,9 @@ def gpus_with_capacity(gpus: QuerySet[GpuModel]) -> QuerySet[GpuModel]:
         slots_total=Coalesce(Subquery(total, output_field=IntegerField()), Value(0)),
         units_held=Coalesce(Subquery(held, output_field=IntegerField()), Value(0)),
         largest_free_block=Coalesce(Subquery(largest, output_field=IntegerField()), Value(0)),
+        machine_cuda_max=Subquery(
+            cuda_max, output_field=DecimalField(max_digits=4, decimal_places=1)
+        ),
     )
 
 
@@ -98,9 +122,12 @@ class Slot:
     index: int
 
 
-def free_slots(*, gpu: GpuModel) -> dict[Host, list[int]]:
-    """Every free slot of the active hosts of `gpu`, by host (two queries)."""
-    hosts = list(Host.objects.filter(gpu=gpu, is_active=True).order_by("name"))
+def free_slots(*, gpu: GpuModel, environment: Environment | None) -> dict[Host, list[int]]:
+    """Every free slot of the active hosts of `gpu` that can run `environment`, by host (two
+    queries)."""
+    hosts = list(
+        Host.objects.filter(hosts_running(environment), gpu=gpu, is_active=True).order_by("name")
+    )
     taken = set(
         SlotHold.objects.filter(_active_holds_q(), host__in=hosts).values_list("host_id", "index")
     )

@@ -55,8 +55,8 @@ class ConfigureForm(forms.Form):
         validators=[refuse_control_characters_but_lines],
         widget=forms.Textarea(attrs={"rows": 4}),
         help_text=_(
-            "For a custom environment: the container image, or the packages and versions to "
-            "install (a requirements or lock file is ideal)."
+            "For a custom environment: your image alone (registry/name:tag or "
+            "name@sha256:…), or the content of a requirements file, installed at start."
         ),
     )
     quantity = forms.IntegerField(

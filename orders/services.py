@@ -7,12 +7,14 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import gettext_noop, ngettext_lazy
 
 from accounts.models import SshKey, User
+from catalog.images import cuda_supports, cuda_version, custom_environment_parse
 from catalog.models import TERMS, Environment, GpuModel
 from catalog.vat import VatSplit, price_split
 from hosts.models import Host, SlotHold
@@ -89,13 +91,37 @@ def _check_request(
         )
     if details_required and environment.requires_details and not details.strip():
         raise OrderError(
-            _("Describe the image or the requirements of your custom environment."),
+            _("Give the image or the requirements file of your custom environment."),
             field="environment_details",
         )
     if len(details) > MAX_ENVIRONMENT_DETAILS:
         raise OrderError(
             _("Keep the description under %(max)d characters.") % {"max": MAX_ENVIRONMENT_DETAILS},
             field="environment_details",
+        )
+    # What the container starts from must be right before anything is held: a reference a
+    # registry would refuse, or a line pip cannot read, would fail only once paid.
+    if details_required and environment.requires_details:
+        try:
+            custom_environment_parse(details)
+        except ValidationError as refusal:
+            raise OrderError(
+                refusal.messages[0], field="environment_details", code=str(refusal.code)
+            ) from None
+
+
+def _check_environment_runs(*, environment: Environment, highest_cuda: Decimal | None) -> None:
+    """Refuse an environment that needs a newer CUDA than any machine of the model runs."""
+    required = environment.cuda_required
+    if not cuda_supports(highest_cuda, required):
+        raise OrderError(
+            _(
+                "No machine of this model supports CUDA %(version)s, which this environment "
+                "needs: choose another environment or another GPU."
+            )
+            % {"version": cuda_version(required)},
+            field="environment",
+            code="cuda_unsupported",
         )
 
 
@@ -108,12 +134,18 @@ def quote_build(
     environment_details: str = "",
     available_units: int | None = None,
     largest_free_block: int | None = None,
+    highest_cuda: Decimal | None = None,
     details_required: bool = True,
     buyer_vat_number: str = "",
 ) -> Quote:
     """The price of a configuration; the configurator page, the API and order_create share it.
 
-    Raises OrderError for an impossible configuration, including more units than available.
+    `available_units`, `largest_free_block` and `highest_cuda` (the `machine_cuda_max` of
+    gpus_with_availability) are the stock the caller read for this environment; what is not
+    given is read here.
+
+    Raises OrderError for an impossible configuration, including more units than available
+    and an environment no machine of the model can run.
     A price shown while the customer is still filling the form does not need the custom
     environment's description yet (`details_required=False`); an order does.
     """
@@ -126,12 +158,16 @@ def quote_build(
         details_required=details_required,
     )
     daily_rate = daily_rate_for_term(gpu=gpu, term_days=term_days)
-    if available_units is None or largest_free_block is None:
-        shown: Any = gpus_with_availability().get(pk=gpu.pk)  # annotated: mypy cannot see it
+    needs_cuda = environment.cuda_required is not None
+    if available_units is None or largest_free_block is None or (needs_cuda and not highest_cuda):
+        # Annotated (mypy cannot see it), on the hosts that can run the environment.
+        shown: Any = gpus_with_availability(environment=environment).get(pk=gpu.pk)
         if available_units is None:
             available_units = shown.available_units
         if largest_free_block is None:
             largest_free_block = shown.largest_free_block
+        highest_cuda = shown.machine_cuda_max
+    _check_environment_runs(environment=environment, highest_cuda=highest_cuda)
     if quantity > available_units:
         raise OrderError(
             ngettext_lazy(

@@ -14,7 +14,7 @@ from django.db.models import F, QuerySet, Value
 from django.db.models.functions import Greatest
 
 from accounts.models import User
-from catalog.models import GpuModel
+from catalog.models import Environment, GpuModel
 from hosts.slots import free_slots, gpus_with_capacity, slots_choose, slots_hold
 from orders.errors import UnitsGone
 from orders.extensions import extension_paying_transition
@@ -22,23 +22,30 @@ from orders.models import HOLDING_STATUSES, Order
 from orders.transitions import order_transition
 
 
-def gpus_with_availability(gpus: QuerySet[GpuModel] | None = None) -> QuerySet[GpuModel]:
+def gpus_with_availability(
+    gpus: QuerySet[GpuModel] | None = None, *, environment: Environment | None = None
+) -> QuerySet[GpuModel]:
     """`gpus` (every GPU model by default) annotated with `units_held`, `available_units` and
-    `largest_free_block` (the most GPUs one machine can give), in one query."""
-    return gpus_with_capacity(GpuModel.objects.all() if gpus is None else gpus).annotate(
+    `largest_free_block` (the most GPUs one machine can give), in one query: on the hosts that
+    can run `environment` (every active host while none is chosen, as in the catalog's
+    lists)."""
+    gpus = GpuModel.objects.all() if gpus is None else gpus
+    return gpus_with_capacity(gpus, environment=environment).annotate(
         available_units=Greatest(F("slots_total") - F("units_held"), Value(0)),
     )
 
 
-def gpu_available_units(*, gpu: GpuModel) -> int:
-    shown: Any = gpus_with_availability().get(pk=gpu.pk)  # annotated: mypy cannot see it
+def gpu_available_units(*, gpu: GpuModel, environment: Environment | None = None) -> int:
+    shown: Any = gpus_with_availability(environment=environment).get(pk=gpu.pk)  # annotated
     return shown.available_units
 
 
 def order_slots_take(*, order: Order, gpu: GpuModel) -> bool:
-    """Hold slots for `order` if enough are free; the caller holds `gpu`'s row lock, the one
-    serialiser of allocation. False when there are not enough."""
-    chosen = slots_choose(free=free_slots(gpu=gpu), quantity=order.quantity)
+    """Hold slots for `order` if enough are free on the hosts that can run its environment;
+    the caller holds `gpu`'s row lock, the one serialiser of allocation. False when there are
+    not enough."""
+    free = free_slots(gpu=gpu, environment=order.environment)
+    chosen = slots_choose(free=free, quantity=order.quantity)
     if chosen is None:
         return False
     slots_hold(order=order, slots=chosen)
@@ -79,7 +86,8 @@ def order_paying_transition(
                 order=order, to=to, actor=actor, actor_user=actor_user, reason=reason, data=data
             )
         gpu = GpuModel.objects.select_for_update().get(pk=order.gpu_id)
-        chosen = slots_choose(free=free_slots(gpu=gpu), quantity=order.quantity)
+        free = free_slots(gpu=gpu, environment=order.environment)
+        chosen = slots_choose(free=free, quantity=order.quantity)
         if chosen is None:
             raise UnitsGone(order)
         moved = order_transition(

@@ -18,6 +18,8 @@ from accounts.selectors import ssh_keys_for_user, user_email_verified
 from accounts.services import ssh_key_kept
 from accounts.ssh_keys import SshKeyRefused
 from catalog.legal import TERMS_OF_SALE
+from catalog.models import Environment
+from catalog.selectors import active_environments
 from hosts.provisioning.keys import order_ssh_keys_set
 from hosts.provisioning.services import order_access_late, order_is_automatic
 from orders import selectors
@@ -64,9 +66,15 @@ SESSION_DETAILS = "configurator_details"  # {gpu slug: description}
 SESSION_PENDING = "configurator_pending"
 
 
-def _gpu_or_404(slug: str):
+def _environment_chosen(data) -> Environment | None:
+    """The offered environment the choices name, whose CUDA decides which hosts count."""
+    slug = data.get("environment")
+    return active_environments().filter(slug=slug).first() if isinstance(slug, str) else None
+
+
+def _gpu_or_404(slug: str, *, environment: Environment | None):
     gpu = (
-        gpus_with_availability()
+        gpus_with_availability(environment=environment)
         .prefetch_related("prices")
         .filter(slug=slug, is_active=True)
         .first()
@@ -92,6 +100,7 @@ def _quote_for(form: ConfigureForm, gpu, *, details_required: bool):
             environment_details=data["environment_details"],
             available_units=gpu.available_units,
             largest_free_block=gpu.largest_free_block,
+            highest_cuda=gpu.machine_cuda_max,
             details_required=details_required,
         )
     except OrderError as error:
@@ -219,15 +228,15 @@ def _pend(request, gpu, form: ConfigureForm) -> None:
 
 
 def configure(request, slug):
-    gpu = _gpu_or_404(slug)
     if request.method == "POST":
         data = request.POST
     else:
         chosen = any(key in request.GET for key in URL_FIELDS)
         data = request.GET.copy() if chosen else QueryDict(urlencode(DEFAULT_CONFIGURATION), True)
         if "environment_details" not in request.GET:
-            remembered = request.session.get(SESSION_DETAILS, {}).get(gpu.slug, "")
+            remembered = request.session.get(SESSION_DETAILS, {}).get(slug, "")
             data["environment_details"] = remembered
+    gpu = _gpu_or_404(slug, environment=_environment_chosen(data))
     form = _configurator_form(request, gpu, data, ordering=request.method == "POST")
     # Only ordering needs the custom environment's description; a price preview does not.
     quote = _quote_for(form, gpu, details_required=request.method == "POST")
@@ -275,7 +284,7 @@ def place_pending(request):
     pending = request.session.pop(SESSION_PENDING, None)
     if not pending:
         return redirect("orders:list")
-    gpu = _gpu_or_404(pending.pop("gpu"))
+    gpu = _gpu_or_404(pending.pop("gpu"), environment=_environment_chosen(pending))
     terms = TermsAcceptance.from_session(pending.pop("terms", None))
     # An account that had keys before logging in gets the pasted one too (its form has no
     # field for it): the order names all of them.

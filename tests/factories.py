@@ -85,7 +85,12 @@ class HostFactory(factory.django.DjangoModelFactory):
     ram_gb = 512
     disk_gb = 4000
     network = "25 Gbit/s"
+    nvidia_driver_version = "550.127.05"
+    cuda_max = Decimal("12.4")
     ssh_host = "gpu.example.test"
+
+
+TEST_IMAGE = "registry.example.test/pytorch:2.5.1@sha256:" + "1" * 64
 
 
 class EnvironmentFactory(factory.django.DjangoModelFactory):
@@ -96,6 +101,11 @@ class EnvironmentFactory(factory.django.DjangoModelFactory):
     slug = "pytorch"
     name = "PyTorch"
     description = "CUDA, cuDNN and PyTorch ready to use."
+    # The factory's environment needs no CUDA: stock tests count every host; the tests of
+    # CUDA placement say what they need.
+    image = factory.LazyAttribute(
+        lambda env: "" if env.requires_details else TEST_IMAGE  # the customer's own has none
+    )
     requires_details = False
 
 
@@ -124,9 +134,11 @@ class OrderFactory(factory.django.DjangoModelFactory):
         a test may overbook on purpose)."""
         if not create or obj.status not in HOLDING_STATUSES:
             return
-        free = [(host, i) for host, indices in free_slots(gpu=obj.gpu).items() for i in indices][
-            : obj.quantity
-        ]
+        free = [
+            (host, i)
+            for host, indices in free_slots(gpu=obj.gpu, environment=obj.environment).items()
+            for i in indices
+        ][: obj.quantity]
         slots_hold(order=obj, slots=[Slot(host, i) for host, i in free])
 
 

@@ -146,7 +146,7 @@ TRANSLATED_FIELDS = {
     GpuModel: ("tagline", "summary"),
     AdviceSection: ("title", "body"),
     Alternative: ("reason",),
-    Environment: ("name", "description", "contents"),
+    Environment: ("name", "description"),
 }
 
 

@@ -116,7 +116,23 @@ class EnvironmentListApi(ApiView):
         slug = serializers.SlugField()
         name = serializers.CharField()
         requires_details = serializers.BooleanField(
-            help_text="When true, orders must describe the image in `environment_details`."
+            help_text=(
+                "When true, orders give in `environment_details` an image reference "
+                "(`registry/name:tag` or `name@sha256:<64 hex>`) or a requirements file."
+            )
+        )
+        image = serializers.CharField(help_text="The image, pinned by digest; empty for custom.")
+        os = serializers.CharField(source="os_name")
+        python = serializers.CharField(source="python_version")
+        cuda = serializers.CharField(source="cuda_version")
+        cudnn = serializers.CharField(source="cudnn_version")
+        pytorch = serializers.CharField(source="pytorch_version")
+        jupyterlab = serializers.CharField(source="jupyterlab_version")
+        cuda_required = serializers.DecimalField(
+            max_digits=4,
+            decimal_places=1,
+            allow_null=True,
+            help_text="The CUDA version a host's driver must support to run it; null: none.",
         )
 
         class Meta:
@@ -126,14 +142,28 @@ class EnvironmentListApi(ApiView):
         operation_id="environments_list",
         summary="List the environments",
         description=(
-            "What can be installed on the machines: `pytorch` (ready to use) or `custom` "
-            "(describe your image or requirements in `environment_details`)."
+            "What a rental's container starts from, with the versions its image holds: "
+            "`pytorch` (ready to use) or `custom` (your image or requirements file in "
+            "`environment_details`). A GPU whose machines support less CUDA than "
+            "`cuda_required` is refused for it (400, `cuda_unsupported`)."
         ),
         responses=OutputSerializer(many=True),
         examples=[
             OpenApiExample(
                 "Environments",
-                value={"slug": "pytorch", "name": "PyTorch", "requires_details": False},
+                value={
+                    "slug": "pytorch",
+                    "name": "PyTorch",
+                    "requires_details": False,
+                    "image": "docker.io/pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime@sha256:…",
+                    "os": "Ubuntu 22.04",
+                    "python": "3.11",
+                    "cuda": "12.4",
+                    "cudnn": "9.1",
+                    "pytorch": "2.5.1",
+                    "jupyterlab": "4.2",
+                    "cuda_required": "12.4",
+                },
                 response_only=True,
             )
         ],

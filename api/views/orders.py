@@ -132,7 +132,11 @@ class ConfigurationInputSerializer(serializers.Serializer):
         default="",
         max_length=MAX_ENVIRONMENT_DETAILS,
         validators=[refuse_control_characters_but_lines],
-        help_text="Required for an environment with `requires_details`.",
+        help_text=(
+            "Required for an environment with `requires_details`: an image reference alone "
+            "(`registry/name:tag` or `name@sha256:<64 hex>`), or the text of a requirements "
+            "file installed at start. A malformed one is a 400 naming this field."
+        ),
     )
     quantity = serializers.IntegerField(min_value=1, max_value=MAX_QUANTITY)
     term_days = serializers.ChoiceField(choices=TERMS, help_text="3, 7 or 30.")
@@ -202,13 +206,18 @@ class QuoteApi(ApiView):
         serializer = ConfigurationInputSerializer(data=body)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        gpu = data["gpu"]  # read with its live stock (api_gpus): no second stock query
-        quote = quote_build(
-            **data,
-            available_units=gpu.available_units,
-            largest_free_block=gpu.largest_free_block,
-            buyer_vat_number=buyer.vat_number,
+        gpu = data["gpu"]  # read with its live stock on every host (api_gpus)
+        # That stock is this environment's unless it needs some CUDA: then quote_build counts
+        # the hosts that support it.
+        stock = (
+            {
+                "available_units": gpu.available_units,
+                "largest_free_block": gpu.largest_free_block,
+            }
+            if data["environment"].cuda_required is None
+            else {}
         )
+        quote = quote_build(**data, **stock, buyer_vat_number=buyer.vat_number)
         return self.OutputSerializer(quote).data
 
 

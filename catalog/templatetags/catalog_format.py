@@ -5,7 +5,7 @@ from django import template
 from django.utils.formats import number_format
 from django.utils.timezone import localtime
 
-from catalog import formatting
+from catalog import formatting, images
 
 register = template.Library()
 
@@ -72,3 +72,15 @@ def gigabytes(value: float) -> str:
 def billions(count: int) -> str:
     """A parameter count in billions: 70.55."""
     return number_format(round(count / 1e9, 2), use_l10n=True)
+
+
+@register.filter
+def runs_on(environment, gpu) -> bool:
+    """Whether some active machine of `gpu` (annotated with `machine_cuda_max`) supports the
+    CUDA `environment` needs."""
+    return images.cuda_supports(getattr(gpu, "machine_cuda_max", None), environment.cuda_required)
+
+
+@register.filter
+def cuda(value: Decimal | None) -> str:
+    return images.cuda_version(value)

@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import gettext_noop
 
 from accounts.models import SshKey, User
+from catalog.images import cuda_supports, cuda_version
 from catalog.models import GpuModel
 from hosts.models import Host
 from hosts.provisioning.ssh import HostScriptError, HostUnreachable, host_script_run
@@ -259,6 +260,12 @@ def order_host_move(*, order: Order, host: Host, actor_user: User) -> None:
     extension being created locks the order, then inserts a row pointing at the GPU."""
     if host.gpu_id != order.gpu_id or not host.is_active:
         raise ProvisioningRefused(_("Choose an active host of the order's GPU model."))
+    required = order.environment.cuda_required
+    if not cuda_supports(host.cuda_max, required):
+        raise ProvisioningRefused(
+            _("This host's driver does not support CUDA %(version)s, which the order needs.")
+            % {"version": cuda_version(required)}
+        )
     with transaction.atomic():
         locked = Order.objects.select_for_update().get(pk=order.pk)
         if locked.status not in (S.PAID, S.PROVISIONING) or locked.access_host:
@@ -268,7 +275,8 @@ def order_host_move(*, order: Order, host: Host, actor_user: User) -> None:
             order.slot_holds.filter(released_at__isnull=True).select_related("host")
         )
         slots_release(order=order)
-        indices = free_slots(gpu=order.gpu).get(host, [])[: order.quantity]
+        free = free_slots(gpu=order.gpu, environment=order.environment)
+        indices = free.get(host, [])[: order.quantity]
         if len(indices) < order.quantity:
             # The exception rolls the release back: the order keeps its slots.
             raise ProvisioningRefused(

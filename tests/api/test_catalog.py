@@ -1,3 +1,5 @@
+from decimal import Decimal
+
 import pytest
 
 from tests.factories import EnvironmentFactory, GpuModelFactory, OrderFactory
@@ -60,10 +62,29 @@ def test_an_unknown_gpu_is_a_json_404(api, db):
 
 def test_environments(api, pytorch, custom_environment):
     EnvironmentFactory(slug="old", is_active=False)
+    pytorch.pytorch_version, pytorch.cuda_required = "2.6.0", Decimal("12.6")
+    pytorch.save()
     response = api.get("/api/v1/environments/")
+    no_image = dict.fromkeys(
+        ("image", "os", "python", "cuda", "cudnn", "pytorch", "jupyterlab"), ""
+    )
     assert response.json() == [
-        {"slug": "custom", "name": "Custom", "requires_details": True},
-        {"slug": "pytorch", "name": "PyTorch", "requires_details": False},
+        {
+            "slug": "custom",
+            "name": "Custom",
+            "requires_details": True,
+            **no_image,
+            "cuda_required": None,
+        },
+        {
+            "slug": "pytorch",
+            "name": "PyTorch",
+            "requires_details": False,
+            **no_image,
+            "image": pytorch.image,
+            "pytorch": "2.6.0",
+            "cuda_required": "12.6",
+        },
     ]
 
 

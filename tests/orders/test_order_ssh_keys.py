@@ -8,14 +8,19 @@ from django.db import connection
 
 from accounts.models import SshKey
 from accounts.services import ssh_key_add, ssh_key_delete
-from catalog.models import Environment
 from hosts.models import Host
 from hosts.provisioning.services import order_provision, order_provisioning_retry
 from orders.models import Order, OrderStatus
 from orders.services import OrderError
 from orders.stock import gpu_available_units
 from tests.accounts.ssh import quick_public_key
-from tests.factories import TERMS_TICKED, GpuModelFactory, UserFactory, order_placed
+from tests.factories import (
+    TERMS_TICKED,
+    EnvironmentFactory,
+    GpuModelFactory,
+    UserFactory,
+    order_placed,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -120,7 +125,7 @@ def test_a_visitor_sees_no_key_choice(client, gpu, pytorch):
 def test_a_key_deleted_while_an_order_names_it_leaves_no_broken_link(round_):
     customer = UserFactory()
     gpu = GpuModelFactory(units_total=8)
-    pytorch = Environment.objects.create(slug="pytorch", name="PyTorch", description="-")
+    pytorch = EnvironmentFactory()
     ssh_key = ssh_key_add(user=customer, name="Laptop", public_key=quick_public_key())
     start = threading.Barrier(2)
     failures: list[BaseException] = []

@@ -8,7 +8,6 @@ from django.db import IntegrityError, connection, transaction
 from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone, translation
 
-from catalog.models import Environment
 from hosts.models import Host, SlotHold
 from orders.models import Order, OrderStatus
 from orders.services import (
@@ -21,7 +20,13 @@ from orders.services import (
 )
 from orders.stock import gpu_available_units, gpus_with_availability, order_paying_transition
 from orders.transitions import order_transition
-from tests.factories import GpuModelFactory, HostFactory, OrderFactory, accepted_terms
+from tests.factories import (
+    EnvironmentFactory,
+    GpuModelFactory,
+    HostFactory,
+    OrderFactory,
+    accepted_terms,
+)
 from tests.orders.races import buyers_race
 
 S = OrderStatus
@@ -175,7 +180,7 @@ def test_twenty_buyers_racing_for_the_last_slots_get_exactly_the_slots_there_are
     gpu = GpuModelFactory(units_total=0)
     HostFactory(name="race-a", gpu=gpu, gpu_count=4)
     HostFactory(name="race-b", gpu=gpu, gpu_count=2)
-    pytorch = Environment.objects.create(slug="pytorch", name="PyTorch", description="-")
+    pytorch = EnvironmentFactory()
     outcomes = buyers_race(gpu=gpu, environment=pytorch, quantity=quantity)
 
     sold = 6 // quantity
@@ -191,9 +196,11 @@ def test_twenty_buyers_racing_for_the_last_slots_get_exactly_the_slots_there_are
 
 @pytest.mark.django_db(transaction=True)
 def test_the_data_migration_turns_todays_stock_into_hosts_with_the_same_figures():
+    # The catalog of that time too: environments had no image yet.
+    before = [("orders", "0006_order_ssh_keys"), ("catalog", "0001_initial")]
     executor = MigrationExecutor(connection)
-    executor.migrate([("orders", "0006_order_ssh_keys")])
-    apps = executor.loader.project_state([("orders", "0006_order_ssh_keys")]).apps
+    executor.migrate(before)
+    apps = executor.loader.project_state(before).apps
     old_gpu = apps.get_model("catalog", "GpuModel").objects.create(
         slug="old-h100",
         name="H100",

@@ -20,7 +20,13 @@ from orders.services import (
 )
 from orders.stock import UnitsGone, gpu_available_units, order_paying_transition
 from orders.transitions import TransitionNotAllowed, order_transition
-from tests.factories import GpuModelFactory, OrderFactory, UserFactory, accepted_terms
+from tests.factories import (
+    EnvironmentFactory,
+    GpuModelFactory,
+    OrderFactory,
+    UserFactory,
+    accepted_terms,
+)
 from tests.orders.races import buyers_race
 
 S = OrderStatus
@@ -46,7 +52,7 @@ def test_total_is_daily_rate_times_days_times_quantity_for_every_gpu_and_term():
 @pytest.mark.django_db(transaction=True)
 def test_last_units_are_never_sold_twice_when_twenty_buyers_race():
     gpu = GpuModelFactory(units_total=5)
-    pytorch = Environment.objects.create(slug="pytorch", name="PyTorch", description="-")
+    pytorch = EnvironmentFactory()
     OrderFactory(gpu=gpu, quantity=2, status=S.PAID)  # 3 units left
     outcomes = buyers_race(gpu=gpu, environment=pytorch, quantity=1)
 
@@ -59,7 +65,7 @@ def test_last_units_are_never_sold_twice_when_twenty_buyers_race():
 @pytest.mark.django_db
 def test_refusal_says_how_many_units_are_left(customer):
     gpu = GpuModelFactory(units_total=2)
-    pytorch = Environment.objects.create(slug="pytorch", name="PyTorch", description="-")
+    pytorch = EnvironmentFactory()
     with translation.override("en"), pytest.raises(OrderError) as refusal:
         order_create(
             terms=accepted_terms(),
@@ -97,7 +103,7 @@ def test_expiry_releases_the_units_and_leaves_an_event():
 @pytest.mark.django_db
 def test_units_of_an_order_past_its_deadline_are_not_sold_again_before_it_expires(customer):
     gpu = GpuModelFactory(units_total=6)
-    pytorch = Environment.objects.create(slug="pytorch", name="PyTorch", description="-")
+    pytorch = EnvironmentFactory()
     first = order_create(
         terms=accepted_terms(),
         user=UserFactory(),
@@ -187,7 +193,7 @@ def test_two_workers_applying_the_same_transition_leave_one_event():
 @pytest.mark.parametrize("round_", range(5))
 def test_a_late_payment_and_a_new_order_racing_for_the_same_units_never_both_get_them(round_):
     gpu = GpuModelFactory(units_total=4)
-    pytorch = Environment.objects.create(slug="pytorch", name="PyTorch", description="-")
+    pytorch = EnvironmentFactory()
     expired = OrderFactory(gpu=gpu, quantity=4, status=S.EXPIRED)
     buyer = UserFactory()
     start = threading.Barrier(2)

@@ -1,0 +1,130 @@
+"""Container images: how a reference is written, and what a custom environment's description
+holds (an image to start, or a requirements file to install at start).
+
+The grammar is the one Docker and every OCI registry accept (distribution's `reference`
+package): an optional registry host (with a port), lower-case path components, then a tag, a
+digest or both. A reference with neither would mean "latest", which changes under a running
+rental's feet: the store asks for one of the two.
+"""
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy as _
+
+_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_DOMAIN = (
+    r"(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*"
+)
+_REFERENCE = re.compile(
+    rf"^(?P<name>(?:{_DOMAIN}(?::[0-9]+)?/)?{_COMPONENT}(?:/{_COMPONENT})*)"
+    r"(?::(?P<tag>[\w][\w.-]{0,127}))?"
+    r"(?:@(?P<digest>sha256:[0-9a-f]{64}))?$"
+)
+# distribution caps the name (registry included) at 255 characters.
+MAX_NAME = 255
+MAX_REFERENCE = MAX_NAME + 129 + 72
+# What tells an image reference from a requirements file: one word holding a registry path,
+# a tag or a digest, and none of what requirement lines are made of (version operators,
+# extras, markers, URLs).
+_LOOKS_LIKE_IMAGE = re.compile(r"^(?!.*://)[^\s=<>~!;\[\]]*[/:@][^\s=<>~!;\[\]]*$")
+# What pip reads on a line: a comment, an option (-r, --index-url...), a URL, or a project
+# name followed by its extras, version, marker or direct reference. Anything else (an image
+# reference with a stray space, a sentence) is refused before pip fails at start.
+_REQUIREMENT_LINE = re.compile(
+    r"^(?:#|-|[a-zA-Z][a-zA-Z0-9+.-]*://"
+    r"|[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\s*(?:$|[\[(=<>!~;@,]))"
+)
+
+IMAGE_REFERENCE_HELP = _(
+    "Write it as registry/name:tag or name@sha256: followed by 64 hexadecimal digits, in "
+    "lower case (for example docker.io/pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime)."
+)
+
+
+@dataclass(frozen=True)
+class ImageReference:
+    name: str
+    tag: str
+    digest: str
+
+    @property
+    def pinned(self) -> bool:
+        return bool(self.digest)
+
+
+def image_reference_parse(text: str) -> ImageReference:
+    """`text` as an image reference with its tag or digest; ValidationError otherwise."""
+    match = _REFERENCE.match(text) if len(text) <= MAX_REFERENCE else None
+    if match is None or len(match["name"]) > MAX_NAME:
+        raise ValidationError(
+            _("“%(reference)s” is not an image reference. %(help)s"),
+            code="image_reference",
+            params={"reference": text[:80], "help": IMAGE_REFERENCE_HELP},
+        )
+    if not match["tag"] and not match["digest"]:
+        raise ValidationError(
+            _("Name the image with its tag or its digest. %(help)s"),
+            code="image_reference_unpinned",
+            params={"help": IMAGE_REFERENCE_HELP},
+        )
+    return ImageReference(name=match["name"], tag=match["tag"] or "", digest=match["digest"] or "")
+
+
+def image_pinned_by_digest(text: str) -> None:
+    """The store's own environments start the very image that was checked: a digest, always."""
+    if text and not image_reference_parse(text).pinned:
+        raise ValidationError(
+            _("Pin the image by its digest (…@sha256: followed by 64 hexadecimal digits)."),
+            code="image_not_pinned",
+        )
+
+
+@dataclass(frozen=True)
+class CustomEnvironment:
+    """What the customer's description asks for: exactly one of the two is set."""
+
+    image: str = ""
+    requirements: str = ""
+
+
+def custom_environment_parse(details: str) -> CustomEnvironment:
+    """A custom environment's description: an image reference alone on its line, or the text
+    of a requirements file that is installed at start. ValidationError when the reference is
+    malformed or a line of the requirements cannot be printed."""
+    text = details.strip()
+    if _LOOKS_LIKE_IMAGE.match(text):
+        image_reference_parse(text)
+        return CustomEnvironment(image=text)
+    for number, line in enumerate(text.splitlines(), start=1):
+        # Tabs are layout; anything else a terminal or pip would not print is refused, the
+        # bidirectional overrides that hide what a line says included.
+        if not line.replace("\t", " ").isprintable():
+            raise ValidationError(
+                _("Line %(line)d of the requirements holds a character that cannot be printed."),
+                code="requirements_unprintable",
+                params={"line": number},
+            )
+        if line.strip() and not _REQUIREMENT_LINE.match(line.strip()):
+            raise ValidationError(
+                _(
+                    "Line %(line)d is neither an image reference nor a requirement "
+                    "(name==version), a pip option or a comment."
+                ),
+                code="requirements_line",
+                params={"line": number},
+            )
+    return CustomEnvironment(requirements=text)
+
+
+def cuda_supports(highest: Decimal | None, required: Decimal | None) -> bool:
+    """Whether a driver whose highest CUDA is `highest` (None: not recorded) runs what needs
+    `required` (None: no requirement)."""
+    return required is None or (highest is not None and highest >= required)
+
+
+def cuda_version(value: Decimal | None) -> str:
+    """ "12.4" for Decimal("12.4"): as nvidia-smi and the image tags write it."""
+    return "" if value is None else f"{value:.1f}"
