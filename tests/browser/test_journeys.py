@@ -21,7 +21,7 @@ def test_english_customer_orders_a_custom_environment_then_cancels_it(desktop, c
 
     page.goto("/en/gpus/rtx-a6000/configure/")
     page.check("input[name=environment][value=custom]")
-    page.fill("textarea[name=environment_details]", "ghcr.io/acme/trainer:2.3 (CUDA 12.4)")
+    page.fill("textarea[name=environment_details]", "ghcr.io/acme/trainer:2.3")
     page.fill("input[name=quantity]", "2")
     page.check("input[name=term][value='3']")
     rate = TermPrice.objects.get(gpu__slug="rtx-a6000", term_days=3).daily_rate

@@ -26,6 +26,12 @@ CONTROLS_OFF_SCREEN = """([selector, width]) => [...document.querySelectorAll(se
     .map(el => el.outerHTML.slice(0, 120))"""
 
 
+# What sticks out on the right, deepest first: the element to look at when a page scrolls.
+WIDEST = """[...document.querySelectorAll('body *')]
+    .filter(el => el.getBoundingClientRect().right > window.innerWidth + 1)
+    .reverse().slice(0, 3).map(el => el.outerHTML.slice(0, 160))"""
+
+
 @pytest.fixture
 def customer_site(catalog, devnet):
     """A customer with an API key and orders in each payment state, and their pages."""
@@ -35,7 +41,7 @@ def customer_site(catalog, devnet):
 
 def _assert_fits_the_phone(page, name: str) -> None:
     overflow = page.evaluate("document.scrollingElement.scrollWidth - window.innerWidth")
-    assert overflow <= 0, f"{name} scrolls sideways by {overflow}px"
+    assert overflow <= 0, f"{name} scrolls sideways by {overflow}px: {page.evaluate(WIDEST)}"
     off_screen = page.evaluate(CONTROLS_OFF_SCREEN, [CONTROLS, PHONE["width"]])
     assert not off_screen, f"{name}: off screen: {off_screen}"
 

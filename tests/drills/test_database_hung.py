@@ -112,6 +112,11 @@ def web(tmp_path, gpu, redis_server):
         broker_url=redis_server.url,
         workdir=tmp_path,
         REDIS_CACHE_URL=redis_server.url[:-1] + "1",
+        # The shortest timeouts the settings take: each of the 50 requests costs one of them,
+        # one after the other (production's 3 s each would make this drill two minutes long).
+        DATABASE_STATEMENT_TIMEOUT_SECONDS="1",
+        DATABASE_LOCK_TIMEOUT_SECONDS="1",
+        DATABASE_CONNECT_TIMEOUT_SECONDS="2",
     )
     server.start(ready="Booting worker")
     base = f"http://127.0.0.1:{web_port}"
