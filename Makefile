@@ -61,19 +61,16 @@ system-packages:
 services-check: $(BIN)/.installed
 	$(BIN)/python tests/services.py
 
-# One pytest process. Measured on this shared 2-core machine, two pytest-xdist workers made
-# the suite slower, not faster (each test took about twice as long: PostgreSQL, anvil,
-# Chromium and the Celery workers already keep both cores busy). The suite does run on
-# workers (each with its own test database, anvil and cache keys): where cores are spare,
-# `make test PYTEST_ARGS="-n 2"`. No session-wide cap: a slow machine makes a slow green run,
-# never a red one; each test has its own timeout (pyproject.toml, 120 s; browser tests and
-# drills 300 s). It stays under 8 minutes here on a normal day (7 min 30 s for 1,331 tests;
-# 509 s in CI; 14 min on a day this shared machine served the bench's trivial view at half its
-# usual rate; --durations prints the slowest) because one anvil chain and one Chromium serve
-# the whole session (tests/anvil.py, tests/browser/conftest.py), tests run in a rolled-back
-# transaction except the few that need another connection or process to see a commit, and
-# each browser journey and drill runs once; the in-process cache's feed tests (~1,800 lines)
-# are gone with it.
+# Four pytest-xdist workers, each with its own test database, anvil chain, Chromium, cache
+# keys, broker queues and OS accounts (tests/conftest.py, tests/cache.py,
+# tests/provisioning/sshd.py): most of the suite's time is spent waiting on real processes
+# (the make run stack, drills, browsers, sshd), which four workers overlap on two cores.
+# Measured here, idle machine: 1,432 tests in 5 min 53 s with `-n 4`, 14 min 41 s in one
+# process. `make test PYTEST_ARGS=` runs them in one process. No session-wide cap: a slow
+# machine makes a slow green run, never a red one; each test has its own timeout
+# (pyproject.toml, 120 s; browser tests and drills 300 s, the make run journey 360 s);
+# --durations prints the slowest.
+PYTEST_ARGS ?= -n 4
 # Bytecode is written even where the environment says not to (PYTHONDONTWRITEBYTECODE=1 in this
 # machine's shells, as in the image): otherwise every run compiles the modules again and pytest
 # rewrites the asserts of ~570 of them (collection 5.2-6.2 s -> 2.1 s here, idle machine).
