@@ -125,3 +125,5 @@ def test_comparison_page_lists_every_gpu_and_draws_an_accessible_chart(
     assert "<title id=" in page and "<desc id=" in page
     # H200: 76.00 a day for 141 GB.
     assert ("0,54\u00a0€" if language == "fr" else "€0.54") in page
+    # The daily rates are TTC, and the page says so (issue 35).
+    assert ("Prix par jour TTC" if language == "fr" else "Price per day incl. VAT") in page
