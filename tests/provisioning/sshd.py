@@ -128,8 +128,9 @@ def make_run_host_start() -> LocalSshHost:
 
 
 def rental_accounts_remove() -> None:
-    """Remove the Unix accounts (and state files) under this run's prefix: those its tests
-    created, and any a dead run of the same prefix left. Another run's are left alone."""
+    """Remove the Unix accounts (and their state and key files) under this run's prefix: those
+    its tests created, and any a dead run of the same prefix left. Another run's are left
+    alone."""
     for line in Path("/etc/passwd").read_text().splitlines():
         user = line.split(":", 1)[0]
         if user.startswith(TEST_ACCOUNT_PREFIX):
@@ -137,6 +138,8 @@ def rental_accounts_remove() -> None:
             subprocess.run(["userdel", "--remove", user], capture_output=True, check=False)
     for state in STATE_DIR.glob(f"{TEST_ACCOUNT_PREFIX}*.json"):
         state.unlink()
+    for keys in RENTAL_KEYS_DIR.glob(f"{TEST_ACCOUNT_PREFIX}*"):
+        keys.unlink()
 
 
 def sshd_stop(host: LocalSshHost) -> None:
