@@ -42,26 +42,21 @@ class CacheUnreachableMiddleware:
     def process_exception(self, request, exception):
         if not isinstance(exception, RedisError):
             return None
-        logger.error(
-            "cache unreachable: %s %s answered 503: %s", request.method, request.path, exception
-        )
-        response = render(
-            request,
-            "503.html",
-            {"retry_after": RETRY_AFTER_SECONDS, "title": _("Back in a moment")},
-            status=503,
-        )
-        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
-        return response
+        return unavailable_page(request, "cache", exception)
 
 
 def database_unavailable_page(request, error: Exception):
     """The store's 503 page for a request whose database did not answer in time (or refused
     the connection), drawn without another query: it names no account."""
-    logger.error(
-        "database unreachable: %s %s answered 503: %s", request.method, request.path, error
-    )
     request.user = AnonymousUser()
+    return unavailable_page(request, "database", error)
+
+
+def unavailable_page(request, what: str, error: Exception):
+    """The store's 503 page saying to retry shortly, `what` did not answer."""
+    logger.error(
+        "%s unreachable: %s %s answered 503: %s", what, request.method, request.path, error
+    )
     response = render(
         request,
         "503.html",
