@@ -1,7 +1,5 @@
 """The partner API's busiest endpoints run a fixed, small number of queries."""
 
-from decimal import Decimal
-
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -9,9 +7,8 @@ from django.utils import timezone
 
 from hosts.models import SlotHold
 from orders.models import OrderEvent, OrderStatus
-from payments.models import Transfer
 from tests.factories import GpuModelFactory, OrderFactory
-from tests.payments.helpers import order_with_invoice
+from tests.payments.helpers import order_with_invoice, transfer_recorded
 
 pytestmark = pytest.mark.django_db
 
@@ -52,19 +49,7 @@ def test_an_order_runs_the_same_queries_whatever_its_history(api, customer, usdc
         OrderEvent.objects.create(
             order=invoice.order, kind="note", actor=OrderEvent.Actor.SYSTEM, reason="r"
         )
-        Transfer.objects.create(
-            chain=usdc.chain,
-            asset=usdc,
-            invoice=invoice,
-            tx_hash=f"0x{index:064x}",
-            log_index=0,
-            block_number=index + 1,
-            block_hash=f"0x{index:064x}",
-            block_time=timezone.now(),
-            from_address="0x" + "1" * 40,
-            to_address=invoice.deposit_address,
-            amount=Decimal(1),
-        )
+        transfer_recorded(invoice, amount=1, index=index)
     # The key with its account, then order, events, extensions, invoices with transfers, SSH
     # keys, refunds, slots: one query each.
     assert _count(lambda: api.get(url)) == few

@@ -17,11 +17,12 @@ from billing.services import invoice_issue as facture_issue
 from orders.extensions import extension_create
 from orders.models import Order, OrderEvent, OrderStatus
 from orders.selectors import order_live_marker
-from payments.models import Asset, Invoice, Transfer
+from payments.models import Asset, Invoice
 from payments.services import invoice_issue
 from payments.views import payment_status_context
 from tests.api.conftest import key_client
 from tests.factories import OrderFactory, accepted_terms
+from tests.payments.helpers import transfer_recorded
 
 pytestmark = pytest.mark.django_db
 
@@ -67,22 +68,6 @@ def _public_key(index: int) -> str:
     return f"ssh-ed25519 {base64.b64encode(blob).decode()} key{index}"
 
 
-def _transfer(invoice: Invoice, index: int) -> None:
-    Transfer.objects.create(
-        chain=invoice.asset.chain,
-        asset=invoice.asset,
-        invoice=invoice,
-        tx_hash=f"0x{index:064x}",
-        log_index=0,
-        block_number=index + 1,
-        block_hash=f"0x{index:064x}",
-        block_time=timezone.now(),
-        from_address="0x" + "1" * 40,
-        to_address=invoice.deposit_address,
-        amount=Decimal(1),
-    )
-
-
 def _grow(rental: Order, *, by: int, start: int) -> None:
     """`by` more events, transfers on each invoice, SSH keys and orders for the customer."""
     invoices = list(Invoice.objects.filter(order=rental))
@@ -91,7 +76,7 @@ def _grow(rental: Order, *, by: int, start: int) -> None:
             order=rental, kind=OrderEvent.Kind.NOTE, actor=OrderEvent.Actor.SYSTEM, reason="r"
         )
         for position, invoice in enumerate(invoices):
-            _transfer(invoice, 1000 * position + index)
+            transfer_recorded(invoice, amount=1, index=1000 * position + index)
         _key(rental.user, index)
         OrderFactory(user=rental.user, gpu=rental.gpu, environment=rental.environment)
 

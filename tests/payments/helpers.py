@@ -34,16 +34,21 @@ def rate_fresh(asset, rate, *, source: str = "test") -> Rate:
 
 
 def transfer_recorded(
-    invoice: Invoice, *, amount: Decimal | int | None = None, status: str = Transfer.Status.SEEN
+    invoice: Invoice,
+    *,
+    amount: Decimal | int | None = None,
+    status: str = Transfer.Status.SEEN,
+    index: int | None = None,
 ) -> Transfer:
     """The watcher's record of `amount` (the whole amount due by default) reaching the
-    invoice's address, without a chain."""
+    invoice's address, without a chain; `index` makes it the index-th of many (its own
+    transaction and block)."""
     return Transfer.objects.create(
         chain=invoice.asset.chain,
-        tx_hash="0x" + "ab" * 32,
+        tx_hash="0x" + "ab" * 32 if index is None else f"0x{index:064x}",
         log_index=0,
-        block_number=1,
-        block_hash="0x" + "cd" * 32,
+        block_number=1 if index is None else index + 1,
+        block_hash="0x" + "cd" * 32 if index is None else f"0x{index:064x}",
         block_time=timezone.now(),
         from_address="0x" + "11" * 20,
         to_address=invoice.deposit_address,
