@@ -1,6 +1,10 @@
+import os
+import signal
+
 import pytest
 from django.db import connection
 
+from tests.cache import cache_pointed_at
 from tests.drills.processes import (
     CeleryWorker,
     ManagedProcess,
@@ -86,3 +90,21 @@ def process_factory(transactional_db, broker, tmp_path):
     finally:
         for process in processes:
             process.stop()
+
+
+@pytest.fixture
+def shared_redis(redis_server, settings):
+    """The throwaway Redis as the cache (with production's options) and the broker (with
+    production's transport options), as a web process uses them; resumed at the end
+    whatever happened (a drill stops it)."""
+    cache_pointed_at(settings, redis_server.url[:-1] + "1", settings.REDIS_CACHE_OPTIONS)
+    settings.CELERY_BROKER_URL = redis_server.url
+    with broker_of_this_process(redis_server.url) as app:
+        saved = app.conf.broker_transport_options, app.conf.task_always_eager
+        app.conf.broker_transport_options = settings.REDIS_BROKER_TRANSPORT_OPTIONS
+        app.conf.task_always_eager = False
+        try:
+            yield redis_server
+        finally:
+            os.kill(redis_server.process.pid, signal.SIGCONT)
+            app.conf.broker_transport_options, app.conf.task_always_eager = saved

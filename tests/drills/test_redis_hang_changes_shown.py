@@ -18,8 +18,6 @@ from orders.models import Order, OrderEvent, OrderStatus
 from orders.services import order_cancel
 from payments.models import Transfer
 from payments.watcher.settlement import invoice_settle
-from tests.cache import cache_pointed_at
-from tests.drills.processes import broker_of_this_process
 from tests.payments.helpers import order_with_invoice, transfer_recorded
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -30,25 +28,8 @@ SHOWN_WITHIN = 5.0
 HANG = 3.0
 
 
-@pytest.fixture
-def hung_redis(redis_server, settings):
-    """The throwaway Redis as cache and broker, with production's options; resumed at the end
-    whatever happened."""
-    cache_pointed_at(settings, redis_server.url[:-1] + "1", settings.REDIS_CACHE_OPTIONS)
-    settings.CELERY_BROKER_URL = redis_server.url
-    with broker_of_this_process(redis_server.url) as app:
-        saved = app.conf.broker_transport_options, app.conf.task_always_eager
-        app.conf.broker_transport_options = settings.REDIS_BROKER_TRANSPORT_OPTIONS
-        app.conf.task_always_eager = False
-        try:
-            yield redis_server
-        finally:
-            os.kill(redis_server.process.pid, signal.SIGCONT)
-            app.conf.broker_transport_options, app.conf.task_always_eager = saved
-
-
 def test_an_order_cancelled_and_one_paid_while_redis_hangs_show_within_5_s(
-    hung_redis, customer, usdc
+    shared_redis, customer, usdc
 ):
     cancelled = order_with_invoice(usdc, user=customer).order
     paid_invoice = order_with_invoice(usdc, user=customer)
@@ -89,7 +70,7 @@ def test_an_order_cancelled_and_one_paid_while_redis_hangs_show_within_5_s(
     # Read once before the hang, as the customer's browser and the partner did.
     assert len(stale()) == 9
 
-    os.kill(hung_redis.process.pid, signal.SIGSTOP)
+    os.kill(shared_redis.process.pid, signal.SIGSTOP)
     hung_at = time.monotonic()
     assert order_cancel(order=cancelled, actor=OrderEvent.Actor.CUSTOMER, actor_user=customer)
     transfer_recorded(paid_invoice, status=Transfer.Status.CONFIRMED)
@@ -98,7 +79,7 @@ def test_an_order_cancelled_and_one_paid_while_redis_hangs_show_within_5_s(
         Order.objects.filter(pk__in=[cancelled.pk, paid.pk]).values_list("pk", "status")
     ) == {cancelled.pk: OrderStatus.CANCELLED, paid.pk: OrderStatus.PAID}
     time.sleep(max(0.0, HANG - (time.monotonic() - hung_at)))
-    os.kill(hung_redis.process.pid, signal.SIGCONT)
+    os.kill(shared_redis.process.pid, signal.SIGCONT)
     resumed = time.monotonic()
 
     still = stale()
