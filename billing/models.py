@@ -53,8 +53,13 @@ class DocumentQuerySet(models.QuerySet):
     def service_period_fix(self, *, start: date, end: date) -> int:
         """The one thing an issued document receives later: the service period it left open
         when the order was paid before its service started, written once, when it starts."""
-        still_open = self.filter(service_start__isnull=True)
-        return models.QuerySet.update(still_open, service_start=start, service_end=end)
+        still_open = list(self.filter(service_start__isnull=True).values_list("pk", flat=True))
+        fixed = models.QuerySet.update(
+            self.filter(pk__in=still_open), service_start=start, service_end=end
+        )
+        # Rendered without the period: the next download renders it again (billing.pdfs).
+        DocumentPdf.objects.filter(document__in=still_open).delete()
+        return fixed
 
     def delete(self):
         raise DocumentImmutable("An issued invoice or credit note cannot be deleted.")

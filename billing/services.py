@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext
 
-from billing.models import PREFIXES, BillingDocument, BillingSequence, DocumentKind, DocumentPdf
+from billing.models import PREFIXES, BillingDocument, BillingSequence, DocumentKind
 from catalog.vat import UNIT_PRICE, price_split
 from orders.models import Order, OrderEvent, OrderStatus
 from payments.models import Invoice, Transfer
@@ -147,10 +147,7 @@ def rental_periods_fix(*, rental: Order) -> None:
     rental = Order.objects.get(pk=rental.pk)
     documents = BillingDocument.objects.filter(kind=DocumentKind.INVOICE)
     for order_id, (start, end) in _started_periods(rental=rental).items():
-        fixed = documents.filter(order_id=order_id)
-        if fixed.service_period_fix(start=start, end=end):
-            # Rendered without the period: the next download renders it again (billing.pdfs).
-            DocumentPdf.objects.filter(document__in=fixed).delete()
+        documents.filter(order_id=order_id).service_period_fix(start=start, end=end)
 
 
 def _buyer(order: Order) -> dict:

@@ -76,12 +76,8 @@ HOOKS: dict[str, dict[str, str]] = {
         "billing": "billing.services.billing_on_event",
         "webhooks": "api.webhooks.services.webhook_deliveries_create",
     },
-    # Once the claim has committed: what cannot be taken back, at most once; first the PDF of
-    # the facture the claim issued, rendered out of its numbering lock, for the e-mail to attach.
-    "order_event_after_claim": {
-        "billing": "billing.pdfs.document_pdf_on_event",
-        "email": "orders.notifications.order_event_email",
-    },
+    # Once the claim has committed: what cannot be taken back, at most once.
+    "order_event_after_claim": {"email": "orders.notifications.order_event_email"},
     # Questions orders asks (orders.hooks).
     "order_may_expire": {"payments": "payments.selectors.order_payment_watch_passed"},
     "order_provisioning_hold": {"payments": "payments.selectors.order_funds_lost_hold"},
