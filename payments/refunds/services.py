@@ -192,13 +192,10 @@ def refund_open(*, refund: Refund) -> Refund:
     """Staff open the refund to pay it: its address (and amount) are pinned from now on, so
     what staff are shown is what they pay and what the chain check expects."""
     with order_and_invoices_locked(refund.order_id):
-        (
-            Refund.objects.filter(
-                pk=refund.pk, status__in=[*UNSENT, RefundStatus.REJECTED], pinned_at=None
-            )
-            .exclude(address="")
-            .update(pinned_at=timezone.now())
+        unpinned = Refund.objects.filter(
+            pk=refund.pk, status__in=[*UNSENT, RefundStatus.REJECTED], pinned_at=None
         )
+        unpinned.exclude(address="").update(pinned_at=timezone.now())
         return Refund.objects.select_related("order", "asset", "chain").get(pk=refund.pk)
 
 
