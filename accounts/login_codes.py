@@ -15,6 +15,7 @@ from django.core.cache import caches
 from django.utils.crypto import constant_time_compare
 from django_otp.models import Device
 
+from accounts.login_limits import account_key
 from accounts.mail import mail_queue, user_mail
 from accounts.models import User
 from accounts.two_factor import SecondFactorThrottled, second_factor_check, two_factor_enabled
@@ -30,7 +31,7 @@ RESEND_AFTER = timedelta(minutes=2)
 
 
 def _key(email: str) -> str:
-    return "login-code:" + hashlib.sha256(email.strip().lower().encode()).hexdigest()
+    return "login-code:" + account_key(email)
 
 
 def _code_hash(code: str) -> str:

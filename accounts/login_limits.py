@@ -31,7 +31,7 @@ _KNOWN_DEVICE_SALT = "accounts.login_limits.known_device"
 KNOWN_DEVICE_AGE = timedelta(days=90)
 
 
-def _account_key(email: str) -> str:
+def account_key(email: str) -> str:
     # Hashed: no e-mail address in the cache's keys.
     return hashlib.sha256(email.strip().lower().encode()).hexdigest()
 
@@ -65,7 +65,7 @@ def login_ceiling_reached(*, request: HttpRequest, email: str) -> bool:
     """Whether the account of `email` asks `request` for a second proof with the password
     (counts nothing): past the ceiling, unless the browser signed in to that account before,
     with its current password, and has not failed since the ceiling was reached."""
-    uses = rate_limit_uses(scope=SCOPE, key=_account_key(email))
+    uses = rate_limit_uses(scope=SCOPE, key=account_key(email))
     if uses < settings.ACCOUNT_LOGIN_CEILING["limit"]:
         return False
     device_id = _known_device_id(request=request, email=email)
@@ -92,8 +92,8 @@ def login_failure_count(*, request: HttpRequest, email: str) -> None:
     """One more failed login on the account of `email`, from wherever it came. A known
     browser failing while the ceiling is reached loses its pass for the ceiling's period."""
     ceiling = settings.ACCOUNT_LOGIN_CEILING
-    reached = rate_limit_uses(scope=SCOPE, key=_account_key(email)) >= ceiling["limit"]
-    rate_limit_exceeded(scope=SCOPE, key=_account_key(email), **ceiling)
+    reached = rate_limit_uses(scope=SCOPE, key=account_key(email)) >= ceiling["limit"]
+    rate_limit_exceeded(scope=SCOPE, key=account_key(email), **ceiling)
     device_id = _known_device_id(request=request, email=email) if reached else None
     if device_id is not None:
         rate_limit_exceeded(
@@ -103,4 +103,4 @@ def login_failure_count(*, request: HttpRequest, email: str) -> None:
 
 def login_ceiling_lift(*, email: str) -> None:
     """The owner proved themself (a new password): the account's failures are forgotten."""
-    rate_limit_reset(scope=SCOPE, key=_account_key(email))
+    rate_limit_reset(scope=SCOPE, key=account_key(email))
