@@ -5,8 +5,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
 from catalog.models import GpuModel
-
-CENT = Decimal("0.01")
+from catalog.vat import CENT
 
 
 @dataclass(frozen=True)

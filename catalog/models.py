@@ -5,10 +5,10 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from catalog.images import MAX_REFERENCE, cuda_version, image_pinned_by_digest
+from catalog.vat import CENT
 
 TERM_CHOICES = [(3, _("3 days")), (7, _("7 days")), (30, _("30 days"))]
 TERMS = tuple(days for days, _label in TERM_CHOICES)
-CENT = Decimal("0.01")
 
 
 def hourly_rate(daily_rate: Decimal) -> Decimal:
