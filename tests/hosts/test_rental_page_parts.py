@@ -126,3 +126,19 @@ def test_the_files_of_an_ended_rental_whose_host_is_down_get_a_page_then_the_rat
     assert "does not answer right now" in down.content.decode()
     again = client.get(url)
     assert again.status_code == 429
+
+
+def test_an_ended_rental_on_two_hosts_offers_the_files_of_each(client, customer, rental):
+    ended = timezone.now() - timedelta(days=1)
+    present = {"container": "exited", "volume": "present"}
+    Order.objects.filter(pk=rental.pk).update(
+        status=S.COMPLETED,
+        ends_at=ended,
+        access_revoked_at=ended,
+        host_state={"paris-1": present, "paris-2": present},
+    )
+    client.force_login(customer)
+    page = _page(client, rental)
+    for host in ("paris-1", "paris-2"):
+        assert f"files.tar?host={host}" in page
+        assert f"Télécharger vos fichiers de {host} (.tar)" in page
