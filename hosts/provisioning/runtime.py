@@ -117,9 +117,10 @@ def access_fields(*, granted: list[Granted], account: str) -> dict:
 
 def state_after(verb: str, mode: str) -> dict:
     """The state a verb leaves, where its success says it: no container outside container
-    mode, the files (its home or workspace) standing in for the volume."""
+    mode (rentals granted before answers named their mode had none), the files (its home or
+    workspace) standing in for the volume."""
     state = dict(STATE_AFTER[verb])
-    if mode and mode != "container":
+    if mode != "container":
         state["container"] = "absent"
     return state
 
