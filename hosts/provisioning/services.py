@@ -172,6 +172,14 @@ def hosts_grant(*, order: Order, keys: list[str], expires: datetime) -> list[Gra
     return granted
 
 
+def order_access_refresh(*, order: Order, granted: list[Granted]) -> None:
+    """A grant run again (keys changed, the end moved) answers the access anew: a host that
+    moved the rental's gateway or JupyterLab is followed. Not once revoked: the revocation's
+    state stands."""
+    fields = access_fields(granted=granted, account=host_account(order=order))
+    Order.objects.filter(pk=order.pk, access_revoked_at__isnull=True).update(**fields)
+
+
 def _read(validate: Callable[[dict], T], answer: dict) -> T:
     try:
         return validate(answer)

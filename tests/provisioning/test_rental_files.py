@@ -11,6 +11,7 @@ import pytest
 from django.core import mail
 
 from hosts.provisioning import services
+from hosts.provisioning.keys import order_keys_sync
 from hosts.provisioning.services import host_account, order_provision, rentals_purge
 from orders.models import Order, OrderEvent, OrderStatus
 from orders.services import orders_complete
@@ -132,10 +133,12 @@ def test_a_container_hosts_grant_answer_gives_each_host_its_port_and_no_event_it
     between the two sides writes it, stands in for it."""
     HostFactory(name="paris-2", gpu=ssh_gpu, gpu_count=2, provisioning="ssh", ssh_host="10.0.0.2")
     ports = {"paris-1": 2201, "paris-2": 2202}
+    grants: list[str] = []
 
     def container_host(*, host, args, stdin=""):
         user = args[1]
         assert args[0] == "grant" and "ssh-ed25519" in stdin
+        grants.append(host.name)
         return {
             **CONTAINER_ANSWER,
             "user": user,
@@ -143,7 +146,7 @@ def test_a_container_hosts_grant_answer_gives_each_host_its_port_and_no_event_it
             "volume": f"locagpu-{user}-workspace",
             "port": ports[host.name],
             "jupyter_port": ports[host.name] + 6000,
-            "jupyter_token": f"secret-{host.name}",
+            "jupyter_token": f"secret-{host.name}-{len(grants)}",
         }
 
     monkeypatch.setattr(services, "host_script_run", container_host)
@@ -159,7 +162,7 @@ def test_a_container_hosts_grant_answer_gives_each_host_its_port_and_no_event_it
     assert (order.jupyter_scheme, order.jupyter_port, order.jupyter_token) == (
         "http",
         8201,
-        "secret-paris-1",
+        "secret-paris-1-1",
     )
     assert "paris-1: ssh -p 2201 renter@127.0.0.1 (GPU 0,1,2,3)" in order.access_notes
     assert "paris-2: ssh -p 2202 renter@10.0.0.2 (GPU 0,1)" in order.access_notes
@@ -169,6 +172,17 @@ def test_a_container_hosts_grant_answer_gives_each_host_its_port_and_no_event_it
     }
     granted = order.events.filter(kind=OrderEvent.Kind.PROVISIONING, data__has_key="port")
     assert sorted(event.data["port"] for event in granted) == [2201, 2202]
+    assert not any("secret" in str(event.data) for event in order.events.all())
+
+    # The keys installed again (an extension, a key added): what the hosts answer now holds.
+    ports["paris-1"] = 2301
+    assert order_keys_sync(order=order)
+    order.refresh_from_db()
+    assert (order.access_port, order.jupyter_port, order.jupyter_token) == (
+        2301,
+        8301,
+        "secret-paris-1-3",
+    )
     assert not any("secret" in str(event.data) for event in order.events.all())
 
 
