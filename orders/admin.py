@@ -191,8 +191,10 @@ class OrderAdmin(AppendOnlyAdmin):
         "total",
         "currency",
         "status",
+        "rental_state",
         "created_at",
     ]
+    actions = ["host_state_read"]
     list_filter = [
         queue_filter(lambda: order_queue_cases(now=timezone.now())),
         "status",
@@ -255,6 +257,12 @@ class OrderAdmin(AppendOnlyAdmin):
                     "access_port",
                     "access_user",
                     "access_notes",
+                    "access_mode",
+                    "rental_container",
+                    "rental_volume",
+                    "jupyter_port",
+                    "rental_state",
+                    "host_state_read_at",
                     "provisioning_problem",
                     "environment_confirmed_at",
                     "access_revoked_at",
@@ -281,6 +289,36 @@ class OrderAdmin(AppendOnlyAdmin):
             return "—"
         return format_html_join(
             " ", '<a class="button" href="{}">{}</a>', ((url, label) for url, label in links)
+        )
+
+    @admin.display(description=_("container · volume"))
+    def rental_state(self, obj: Order):
+        # What the hosts last said (stored by provisioning, revocation, purge and the action
+        # below): rendering a list never asks a host.
+        if not obj.host_state:
+            return "—"
+        return format_html_join(
+            mark_safe("<br>"),
+            "{}: {} · {}",
+            (
+                (name, state.get("container", "?"), state.get("volume", "?"))
+                for name, state in sorted(obj.host_state.items())
+            ),
+        )
+
+    @admin.action(description=_("Read the state on the host again"))
+    def host_state_read(self, request, queryset):
+        orders = [order for order in queryset if order.access_host]
+        automatic = [order for order in orders if provisioning.order_is_automatic(order=order)]
+        for order in automatic:
+            provisioning.order_host_state_read(order=order)
+        self.message_user(
+            request,
+            format_html(
+                str(_("State read on the hosts of {} order(s); {} without automatic hosts left.")),
+                len(automatic),
+                len(queryset) - len(automatic),
+            ),
         )
 
     @admin.display(description=_("with its extensions"))

@@ -1,4 +1,5 @@
 import secrets
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, models, transaction
@@ -151,6 +152,21 @@ class Order(models.Model):
     )
     access_revoked_at = models.DateTimeField(_("access revoked"), null=True, blank=True)
     data_purged_at = models.DateTimeField(_("data removed"), null=True, blank=True)
+    # What the host's `grant` answered (deploy/host/locagpu-host): how the rental runs there
+    # (`container`, or `shared` on a development machine), its container and workspace volume,
+    # and its JupyterLab on the first host. The token is the owner's secret: only the owner's
+    # JupyterLab redirect (orders.views.order_jupyter) reads it, never the API nor an event.
+    access_mode = models.CharField(_("runtime on the host"), max_length=16, blank=True)
+    rental_container = models.CharField(_("container"), max_length=64, blank=True)
+    rental_volume = models.CharField(_("workspace volume"), max_length=80, blank=True)
+    jupyter_scheme = models.CharField(_("JupyterLab scheme"), max_length=5, blank=True)
+    jupyter_port = models.PositiveIntegerField(_("JupyterLab port"), null=True, blank=True)
+    jupyter_token = models.CharField(max_length=128, blank=True, editable=False)
+    # Each host's answer to `status`: {host name: {"container": running|exited|absent,
+    # "volume": present|absent}}, refreshed by provisioning, revocation, purge and staff
+    # (hosts.provisioning.state); read, never asked, when a page shows it.
+    host_state = models.JSONField(_("state on the hosts"), default=dict, blank=True)
+    host_state_read_at = models.DateTimeField(_("state read"), null=True, blank=True)
     # The terms of sale the customer accepted when ordering, with the express request to
     # start before the withdrawal period ends (catalog.legal): the version, when, and a keyed
     # hash of the client's address. Empty on orders placed before the checkbox existed.
@@ -196,6 +212,35 @@ class Order(models.Model):
     @property
     def has_access_details(self) -> bool:
         return self.status == S.ACTIVE and bool(self.access_host)
+
+    @property
+    def has_jupyter(self) -> bool:
+        return self.has_access_details and bool(self.jupyter_port and self.jupyter_token)
+
+    @property
+    def runs_shared(self) -> bool:
+        """On a development host's shared mode: no container, no isolation, no GPU."""
+        return self.access_mode == "shared"
+
+    @property
+    def data_purge_due(self):
+        """When the purge removes the rental's files from its hosts: the retention after the
+        term's end (its revocation when it never started); None when nothing is kept."""
+        # Granted by the host script (its answer's mode; or revoked by it, before the mode
+        # was recorded): staff's manual hosts keep no files for the store to remove.
+        granted = bool(self.access_mode) or self.access_revoked_at is not None
+        ended = self.ends_at or self.access_revoked_at
+        if self.status not in (S.COMPLETED, S.REFUNDED) or not granted or ended is None:
+            return None
+        if self.data_purged_at is not None:
+            return None
+        return ended + timedelta(days=settings.RENTAL_DATA_RETENTION_DAYS)
+
+    @property
+    def files_downloadable(self) -> bool:
+        """The ended rental's files can be downloaded from its hosts until the purge."""
+        due = self.data_purge_due
+        return due is not None and timezone.now() < due
 
     @property
     def vat(self) -> VatSplit:

@@ -1,6 +1,7 @@
 """What `make run` prints in its terminal, made for a developer to read: e-mails as they read
 (not their MIME source, base64 attachments and encoded subjects), the page polls left out of
-runserver's access log (every open order page asks every 3 s, burying the rest)."""
+runserver's access log (every open order page asks every 3 s, burying the rest), and once at
+start what its GPU host is when no Docker daemon answers."""
 
 import logging
 import re
@@ -12,6 +13,13 @@ CODE = re.compile(r"^\s*([A-Z0-9]{4}-[A-Z0-9]{4})\s*$", re.MULTILINE)
 # The order page's polls: orders:status and payments:status.
 POLL = re.compile(r"^[A-Z]+ /[a-z-]+/account/orders/[^/ ]+/(payment/)?status/[? ]")
 RULE = "-" * 79
+# Said once at start by `manage.py local_gpu_host` when the local host runs rentals in the
+# shared mode; each such order's page says it too (hosts/_rental_section.html).
+SHARED_MODE_NOTICE = f"""{RULE}
+DEVELOPMENT SHARED MODE: no Docker daemon answers, so rentals on this machine's GPU host run
+without a container of their own: no isolation between rentals, no GPU. For trying the store
+out only; a real host (or a Docker daemon here) runs each rental in its own container.
+{RULE}"""
 
 
 class EmailBackend(console.EmailBackend):

@@ -34,6 +34,7 @@ urlpatterns += i18n_patterns(
     path("account/", include("accounts.urls")),
     path("account/invoices/", include("billing.urls")),
     path("account/orders/<slug:number>/payment/", include("payments.urls")),
+    path("account/orders/<slug:number>/", include("hosts.urls")),
     path("", include("orders.urls")),
     path("", include("catalog.urls")),
 )

@@ -13,6 +13,7 @@ from hosts.provisioning.services import (
     host_account,
     host_call,
     hosts_grant,
+    order_access_refresh,
     order_hosts,
     order_is_automatic,
 )
@@ -91,7 +92,7 @@ def order_keys_sync(*, order: Order) -> bool:
             return False
         with transaction.atomic():
             end = order.ends_at or rental_end(order=order, start=timezone.now())
-        hosts_grant(order=order, keys=keys, expires=end)
+        order_access_refresh(order=order, granted=hosts_grant(order=order, keys=keys, expires=end))
         installed = keys
         order = Order.objects.select_related("environment").get(pk=order.pk)
     if not _has_access(order):

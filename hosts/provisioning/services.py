@@ -5,10 +5,13 @@ each SSH call, each move through the state machine (its conditional UPDATE settl
 staff or the beat). Every step is an order event: the customer's timeline, the admin's and
 the webhooks all see it."""
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import TypeVar
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import gettext_noop
@@ -17,6 +20,15 @@ from accounts.models import SshKey, User
 from catalog.images import cuda_supports, cuda_version
 from catalog.models import GpuModel
 from hosts.models import Host
+from hosts.provisioning.runtime import (
+    AnswerRefused,
+    Granted,
+    access_fields,
+    grant_answer,
+    host_state_record,
+    state_after,
+    status_answer,
+)
 from hosts.provisioning.ssh import HostScriptError, HostUnreachable, host_script_run
 from hosts.slots import Slot, free_slots, slots_by_host, slots_hold, slots_release
 from orders.extensions import rental_end
@@ -30,6 +42,7 @@ from rental.celery import enqueue_after_commit
 S = OrderStatus
 Actor = OrderEvent.Actor
 Kind = OrderEvent.Kind
+T = TypeVar("T")
 
 
 class ProvisioningError(Exception):
@@ -124,30 +137,17 @@ def order_provision(*, order: Order) -> bool:
     start = timezone.now()
     with transaction.atomic():
         end = rental_end(order=order, start=start)
-    hosts = order_hosts(order=order)
-    logins = {}
-    for host, answer in hosts_grant(order=order, keys=keys, expires=end):
-        # The account to log in as: the rental's own, or a development host's shared one.
-        logins[host.name] = answer.get("login") or host_account(order=order)
+    granted = hosts_grant(order=order, keys=keys, expires=end)
+    for item in granted:
         order_event_record(
             order=order,
             kind=Kind.PROVISIONING,
             actor=Actor.SYSTEM,
             reason=gettext_noop("access granted on the host"),
-            data={"host": host.name, **answer},
+            data=item.for_event(),
         )
-    first = hosts[0][0]
-    # An order spanning machines logs in to the first; the notes give the command for each.
-    every_host = [
-        f"{host.name}: ssh -p {host.ssh_port} {logins[host.name]}@{host.ssh_host} "
-        f"(GPU {_indices(indices)})"
-        for host, indices in hosts
-    ]
     access = {
-        "access_host": first.ssh_host,
-        "access_port": first.ssh_port,
-        "access_user": logins[first.name],
-        "access_notes": "\n".join(every_host) if len(hosts) > 1 else "",
+        **access_fields(granted=granted, account=host_account(order=order)),
         "provisioning_problem": "",
     }
     if order.environment.requires_details and order.environment_confirmed_at is None:
@@ -159,16 +159,32 @@ def order_provision(*, order: Order) -> bool:
     return _activate(order=order, fields=access, actor=Actor.SYSTEM, actor_user=None, start=start)
 
 
-def hosts_grant(*, order: Order, keys: list[str], expires: datetime) -> list[tuple[Host, dict]]:
+def hosts_grant(*, order: Order, keys: list[str], expires: datetime) -> list[Granted]:
     """Run `grant` on each host of the order with `keys`, valid until `expires` (the keys' own
     expiry on the host, should the revocation never reach it); the hosts' answers."""
     user = host_account(order=order)
     expiry = expires.astimezone(UTC).strftime("%Y%m%d%H%M%SZ")
-    answers = []
+    granted = []
     for host, indices in order_hosts(order=order):
         args = ["grant", user, _indices(indices), order.environment.slug, order.number, expiry]
-        answers.append((host, host_call(host, args, stdin="\n".join(keys) + "\n")))
-    return answers
+        answer = host_call(host, args, stdin="\n".join(keys) + "\n")
+        granted.append(Granted(host, indices, _read(grant_answer, answer)))
+    return granted
+
+
+def order_access_refresh(*, order: Order, granted: list[Granted]) -> None:
+    """A grant run again (keys changed, the end moved) answers the access anew: a host that
+    moved the rental's gateway or JupyterLab is followed. Not once revoked: the revocation's
+    state stands."""
+    fields = access_fields(granted=granted, account=host_account(order=order))
+    Order.objects.filter(pk=order.pk, access_revoked_at__isnull=True).update(**fields)
+
+
+def _read(validate: Callable[[dict], T], answer: dict) -> T:
+    try:
+        return validate(answer)
+    except AnswerRefused as error:
+        raise ProvisioningError(gettext_noop("script error"), str(error)) from error
 
 
 def _activate(
@@ -305,8 +321,10 @@ def order_access_revoke(*, order: Order) -> bool:
     if order.access_revoked_at is not None or not granted:
         return False
     user = host_account(order=order)
+    states = {}
     for host, _indices in order_hosts(order=order):
         host_call(host, ["revoke", user])
+        states[host.name] = state_after("revoke", order.access_mode)
     with transaction.atomic():
         now = timezone.now()
         if not Order.objects.filter(pk=order.pk, access_revoked_at__isnull=True).update(
@@ -314,6 +332,7 @@ def order_access_revoke(*, order: Order) -> bool:
         ):
             return False
         order.access_revoked_at = now
+        host_state_record(order=order, states=states)
         order_event_record(
             order=order,
             kind=Kind.ACCESS_REVOKED,
@@ -325,24 +344,30 @@ def order_access_revoke(*, order: Order) -> bool:
 
 
 def rentals_purge(*, now=None) -> int:
-    """Remove the accounts and files of rentals revoked more than the retention ago."""
+    """Remove the accounts, containers and files of revoked rentals whose term ended more
+    than the retention ago."""
     now = now or timezone.now()
-    due = Order.objects.filter(
+    # The date the order page and the end-of-term e-mail give (Order.data_purge_due).
+    due = Order.objects.alias(ended=Coalesce("ends_at", "access_revoked_at")).filter(
         data_purged_at__isnull=True,
-        access_revoked_at__lte=now - timedelta(days=settings.RENTAL_DATA_RETENTION_DAYS),
+        access_revoked_at__isnull=False,
+        ended__lte=now - timedelta(days=settings.RENTAL_DATA_RETENTION_DAYS),
     )
     purged = 0
     for order in due.iterator():
         user = host_account(order=order)
+        states = {}
         try:
             for host, _indices in order_hosts(order=order):
                 host_call(host, ["purge", user])
+                states[host.name] = state_after("purge", order.access_mode)
         except ProvisioningError:
             continue  # the next hourly run tries again
         with transaction.atomic():
             if Order.objects.filter(pk=order.pk, data_purged_at__isnull=True).update(
                 data_purged_at=now
             ):
+                host_state_record(order=order, states=states)
                 order_event_record(
                     order=order,
                     kind=Kind.DATA_PURGED,
@@ -351,3 +376,20 @@ def rentals_purge(*, now=None) -> int:
                 )
                 purged += 1
     return purged
+
+
+def order_host_state_read(*, order: Order) -> dict[str, dict]:
+    """Staff ask each host of the order for its container and volume (`status`): stored on
+    the order, so that the admin's pages show it without asking. A host that does not answer
+    is stored as unknown, with the reason."""
+    user = host_account(order=order)
+    states = {}
+    for host, _indices in order_hosts(order=order):
+        try:
+            answer = _read(status_answer, host_call(host, ["status", user]))
+        except ProvisioningError as error:
+            states[host.name] = {"container": "?", "volume": "?", "error": str(error)[:200]}
+        else:
+            states[host.name] = {"container": answer.container, "volume": answer.volume}
+    host_state_record(order=order, states=states)
+    return states

@@ -88,6 +88,7 @@ HOOKS: dict[str, dict[str, str]] = {
         "payment": "payments.views.order_payment_section",
         "refund": "payments.refunds.views.order_refund_section",
         "billing": "billing.sections.order_billing_section",
+        "rental": "hosts.views.order_rental_section",
     },
     "order_admin_sections": {
         "payments": "payments.admin.order_admin_payment_section",
@@ -459,6 +460,9 @@ LOCAL_GPU_HOST_PORT: int | None = None
 # After the term, a rental's files stay this long (locked account) before the purge removes
 # them: time to ask for a last download.
 RENTAL_DATA_RETENTION_DAYS = _rental.LOCAGPU_RENTAL_DATA_RETENTION_DAYS
+# Downloads of an ended rental's files (hosts.views.order_files): each one reads the whole
+# workspace on its host, so an account gets a few an hour.
+RENTAL_FILES_RATE_LIMIT = {"limit": 5, "period": 3600}
 # Access is usually ready within a minute of the payment; past this delay without it, the
 # order joins the staff's "to handle" queue (orders.queue) and its page says the team knows.
 ACCESS_LATE_MINUTES = _rental.LOCAGPU_ACCESS_LATE_MINUTES

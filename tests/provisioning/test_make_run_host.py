@@ -4,6 +4,7 @@ log in within seconds, removed ones are refused, and the end of the term revokes
 
 import getpass
 import io
+import tarfile
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -18,7 +19,8 @@ from catalog.services import catalog_seed
 from hosts.models import Host
 from hosts.provisioning import keys
 from hosts.provisioning.keys import order_keys_sync
-from hosts.provisioning.services import hosts_grant
+from hosts.provisioning.services import host_account, hosts_grant
+from hosts.provisioning.ssh import host_script_stream
 from orders.extensions import extension_create
 from orders.models import Order, OrderStatus
 from orders.services import orders_complete
@@ -70,7 +72,10 @@ def test_make_run_prepares_its_host_and_points_hosts_seeded_before_at_it(
     make_run_settings.VAR_DIR = tmp_path
     before = HostFactory(ssh_host="h100-sxm-1.gpu.locagpu.test")
     real = HostFactory(ssh_host="gpu-17.example.net")
-    call_command("local_gpu_host", stdout=io.StringIO())
+    console = io.StringIO()
+    call_command("local_gpu_host", stdout=console)
+    # No Docker daemon drives this host: the console says once what that means.
+    assert console.getvalue().count("DEVELOPMENT SHARED MODE") == 1
     before.refresh_from_db()
     real.refresh_from_db()
     assert (before.provisioning, before.ssh_host, before.ssh_port) == (
@@ -100,6 +105,7 @@ def test_a_second_key_attached_to_the_active_order_logs_in_and_is_refused_once_r
     _invoice, order = reload(order.invoices.get())
     assert order.status == S.ACTIVE
     assert (order.access_host, order.access_port) == ("127.0.0.1", make_run_host.port)
+    assert order.runs_shared  # its page says so (tests/hosts/test_rental_page_parts.py)
     user = getpass.getuser()  # the account running sshd, as on a developer's machine
     slots = ",".join(str(hold.index) for hold in order.slot_holds.order_by("index"))
     assert _logs_in_within(make_run_host, user, first, seconds=10) == slots
@@ -129,6 +135,11 @@ def test_a_second_key_attached_to_the_active_order_logs_in_and_is_refused_once_r
         assert orders_complete(now=order.ends_at + timedelta(seconds=1)) == 1
     assert Order.objects.get(pk=order.pk).access_revoked_at is not None
     assert make_run_host.login(user=user, key=first, command="true").returncode == 255
+    # Its files stay downloadable: the host's `archive` streams them.
+    host = order.slot_holds.first().host
+    files = b"".join(host_script_stream(host=host, args=["archive", host_account(order=order)]))
+    with tarfile.open(fileobj=io.BytesIO(files)) as archive:
+        assert "." in archive.getnames()
 
 
 def _rental_paid(devnet, customer, worker_runs, *, key: Path, gpu: str) -> Order:

@@ -40,7 +40,7 @@ def _kinds(order: Order) -> list[str]:
 
 
 def test_paid_on_anvil_active_without_staff_login_sees_its_gpus_then_refused_at_the_end(
-    devnet, ssh_gpu, customer, pytorch, customer_key, local_ssh_host, worker_runs
+    settings, devnet, ssh_gpu, customer, pytorch, customer_key, local_ssh_host, worker_runs
 ):
     order = order_create(
         terms=accepted_terms(),
@@ -87,9 +87,11 @@ def test_paid_on_anvil_active_without_staff_login_sees_its_gpus_then_refused_at_
     refused = local_ssh_host.login(user=user, key=customer_key, command="true")
     assert refused.returncode == 255
 
-    # After the retention the purge removes the account and its files.
-    later = order.access_revoked_at + timedelta(days=8)
-    assert rentals_purge(now=later) == 1
+    # The purge removes the account and its files on the date the order page gives.
+    due = order.data_purge_due
+    assert due == order.ends_at + timedelta(days=settings.RENTAL_DATA_RETENTION_DAYS)
+    assert rentals_purge(now=due - timedelta(minutes=1)) == 0
+    assert rentals_purge(now=due) == 1
     assert Kind.DATA_PURGED in _kinds(Order.objects.get(pk=order.pk))
 
 

@@ -6,8 +6,10 @@ from hosts.local import (
     LocalHostRefused,
     local_host_directory,
     local_host_prepare,
+    local_host_shared,
     seeded_hosts_localise,
 )
+from rental.console import SHARED_MODE_NOTICE
 
 
 class Command(BaseCommand):
@@ -36,3 +38,5 @@ class Command(BaseCommand):
             f"Local GPU host on 127.0.0.1:{port} ({moved} seeded host(s) pointed at it); "
             f"started by: {SSHD} -D -e -f {config}"
         )
+        if local_host_shared(config):
+            self.stdout.write(self.style.WARNING(SHARED_MODE_NOTICE))
