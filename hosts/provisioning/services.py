@@ -14,7 +14,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import gettext_noop
 
 from accounts.models import SshKey, User
-from catalog.images import cuda_supports, cuda_version
+from catalog.images import cuda_supports, cuda_version, custom_environment_parse
 from catalog.models import GpuModel
 from hosts.models import Host
 from hosts.provisioning.ssh import HostScriptError, HostUnreachable, host_script_run
@@ -30,6 +30,8 @@ from rental.celery import enqueue_after_commit
 S = OrderStatus
 Actor = OrderEvent.Actor
 Kind = OrderEvent.Kind
+# What a host's answer holds that only the order's owner may see.
+SECRETS = ("jupyter_token",)
 
 
 class ProvisioningError(Exception):
@@ -125,27 +127,30 @@ def order_provision(*, order: Order) -> bool:
     with transaction.atomic():
         end = rental_end(order=order, start=start)
     hosts = order_hosts(order=order)
-    logins = {}
+    logins, ports = {}, {}
     for host, answer in hosts_grant(order=order, keys=keys, expires=end):
-        # The account to log in as: the rental's own, or a development host's shared one.
+        # The account to log in as: the rental's own, its container's, or a development
+        # host's shared one; a container is reached on a port of its own.
         logins[host.name] = answer.get("login") or host_account(order=order)
+        ports[host.name] = answer.get("port") or host.ssh_port
         order_event_record(
             order=order,
             kind=Kind.PROVISIONING,
             actor=Actor.SYSTEM,
             reason=gettext_noop("access granted on the host"),
-            data={"host": host.name, **answer},
+            # The JupyterLab token is the customer's secret: never in a timeline or a webhook.
+            data={"host": host.name, **{k: v for k, v in answer.items() if k not in SECRETS}},
         )
     first = hosts[0][0]
     # An order spanning machines logs in to the first; the notes give the command for each.
     every_host = [
-        f"{host.name}: ssh -p {host.ssh_port} {logins[host.name]}@{host.ssh_host} "
+        f"{host.name}: ssh -p {ports[host.name]} {logins[host.name]}@{host.ssh_host} "
         f"(GPU {_indices(indices)})"
         for host, indices in hosts
     ]
     access = {
         "access_host": first.ssh_host,
-        "access_port": first.ssh_port,
+        "access_port": ports[first.name],
         "access_user": logins[first.name],
         "access_notes": "\n".join(every_host) if len(hosts) > 1 else "",
         "provisioning_problem": "",
@@ -159,14 +164,25 @@ def order_provision(*, order: Order) -> bool:
     return _activate(order=order, fields=access, actor=Actor.SYSTEM, actor_user=None, start=start)
 
 
+def order_image(*, order: Order) -> str:
+    """The image the rental's container starts: its environment's, or the customer's own
+    (empty for a requirements file: no container host starts one yet)."""
+    if order.environment.requires_details:
+        return custom_environment_parse(order.environment_details).image
+    return order.environment.image
+
+
 def hosts_grant(*, order: Order, keys: list[str], expires: datetime) -> list[tuple[Host, dict]]:
     """Run `grant` on each host of the order with `keys`, valid until `expires` (the keys' own
-    expiry on the host, should the revocation never reach it); the hosts' answers."""
+    expiry on the host, should the revocation never reach it), and the image a container host
+    starts; the hosts' answers."""
     user = host_account(order=order)
     expiry = expires.astimezone(UTC).strftime("%Y%m%d%H%M%SZ")
+    image = order_image(order=order)
     answers = []
     for host, indices in order_hosts(order=order):
         args = ["grant", user, _indices(indices), order.environment.slug, order.number, expiry]
+        args += [image] if image else []
         answers.append((host, host_call(host, args, stdin="\n".join(keys) + "\n")))
     return answers
 

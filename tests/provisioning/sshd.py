@@ -83,7 +83,8 @@ def _wait_listening(port: int, process: subprocess.Popen) -> None:
     raise RuntimeError("sshd did not listen")
 
 
-def sshd_start() -> LocalSshHost:
+def sshd_start(*, environment: dict[str, str] | None = None) -> LocalSshHost:
+    """With `environment`: what the host script's sessions get (e.g. LOCAGPU_RUNTIME)."""
     # sshd refuses key files under a world-writable directory such as /tmp (StrictModes).
     directory = Path(tempfile.mkdtemp(prefix="locagpu-sshd-", dir="/run"))
     Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # privilege separation directory
@@ -103,6 +104,9 @@ AuthorizedKeysFile {RENTAL_KEYS_DIR}/%u
     AuthorizedKeysFile {root_keys}
 """
     )
+    if environment:
+        with config.open("a") as lines:
+            lines.write("    SetEnv " + " ".join(f"{k}={v}" for k, v in environment.items()) + "\n")
     process = subprocess.Popen(
         [SSHD, "-D", "-e", "-f", str(config)], stderr=subprocess.PIPE, text=True
     )
