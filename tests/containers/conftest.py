@@ -43,7 +43,7 @@ def container_host(engine: Engine):
 
 def rentals_remove(engine: Engine) -> None:
     """What a test's rentals left: gateways, containers, volumes, state."""
-    gateways_end(engine)
+    gateways_end(engine.state)
     containers = engine.docker("container", "ls", "--all", "--quiet").stdout.split()
     if containers:
         engine.docker("container", "rm", "--force", *containers)

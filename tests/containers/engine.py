@@ -7,7 +7,6 @@ its progress printed), and character devices made for the run standing in for /d
 import contextlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -144,20 +143,30 @@ def host_environment(engine: Engine, *, ports: str) -> dict[str, str]:
     }
 
 
-def gateways_end(engine: Engine) -> None:
-    """The socat gateways the host script started for the engine's rentals (each its group)."""
-    for pid_file in engine.state.glob("*.d/*.pid"):
+def gateways_end(state: Path) -> None:
+    """The socat gateways the host script started for the rentals of `state` (LOCAGPU_STATE_DIR),
+    each its process group."""
+    for pid_file in state.glob("*.d/*.pid"):
         with contextlib.suppress(ProcessLookupError, ValueError):
             os.killpg(int(pid_file.read_text()), signal.SIGTERM)
 
 
 def engine_stop(engine: Engine) -> None:
-    """dockerd stops its containers as it exits; the run's directory goes with it."""
-    gateways_end(engine)
+    """The containers killed, then dockerd stopped; the run's directory goes with it, removed
+    in the background (the unpacked image's files take a minute here: no test waits on it)."""
+    gateways_end(engine.state)
+    containers = engine.docker("container", "ls", "--all", "--quiet", check=False).stdout.split()
+    if containers:
+        engine.docker("container", "rm", "--force", *containers, check=False)
     engine.process.terminate()
     try:
         engine.process.wait(timeout=60)
     except subprocess.TimeoutExpired:
         engine.process.kill()
         engine.process.wait()
-    shutil.rmtree(engine.directory, ignore_errors=True)
+    subprocess.Popen(
+        ["rm", "-rf", str(engine.directory)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )

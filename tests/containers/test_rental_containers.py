@@ -18,6 +18,14 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.services import ssh_key_add
+from catalog.models import Environment, GpuModel
+from catalog.services import catalog_seed
+from hosts.local import (
+    docker_answers,
+    local_image_build,
+    pytorch_environment_localise,
+    seeded_hosts_localise,
+)
 from hosts.provisioning.keys import order_ssh_keys_set
 from hosts.provisioning.services import host_account, order_hosts
 from hosts.provisioning.ssh import HOST_SCRIPT
@@ -25,9 +33,11 @@ from hosts.tasks import rentals_purge_task
 from orders.extensions import extension_create
 from orders.models import Order, OrderEvent, OrderStatus
 from orders.services import order_create, orders_complete
+from orders.transitions import order_transition
 from payments.services import invoice_issue
+from tests.containers.engine import gateways_end
 from tests.factories import accepted_terms
-from tests.provisioning.sshd import keypair
+from tests.provisioning.sshd import TEST_ACCOUNT_PREFIX, keypair, make_run_host_start, sshd_stop
 
 # The first test also waits for the engine to start and load the image (~1 min here).
 pytestmark = [
@@ -275,3 +285,42 @@ def test_keys_jupyter_extension_then_the_end_keeps_the_volume_until_the_purge(
     assert rentals_purge_task() == 1
     status = _host_script(container_host, "status", user)
     assert b'"container": "absent", "volume": "absent"' in status
+
+
+def test_make_runs_host_lands_a_customers_ssh_in_a_container_where_docker_answers(
+    engine, monkeypatch, settings, customer, tmp_path, worker_runs
+):
+    monkeypatch.setenv("DOCKER_HOST", engine.env["DOCKER_HOST"])
+    assert docker_answers()
+    catalog_seed()
+    # What `manage.py local_gpu_host` does: the image (loaded already), the catalog's facts.
+    assert pytorch_environment_localise(local_image_build()) == 1
+    pytorch = Environment.objects.get(slug="pytorch")
+    assert pytorch.pytorch_version == engine.image["pytorch"] and pytorch.cuda_required is None
+    host = make_run_host_start(containers=True)
+    try:
+        settings.PROVISIONING_KEY_FILE = str(host.store_key)
+        settings.PROVISIONING_KNOWN_HOSTS = str(host.known_hosts)
+        settings.HOST_ACCOUNT_PREFIX = TEST_ACCOUNT_PREFIX
+        seeded_hosts_localise(port=host.port)
+        key, _ = _key(tmp_path, customer, "laptop")
+        order = order_create(
+            terms=accepted_terms(),
+            user=customer,
+            gpu=GpuModel.objects.get(slug="h100-sxm"),
+            environment=pytorch,
+            quantity=1,
+            term_days=3,
+        )
+        with worker_runs():
+            order_transition(order=order, to=S.CONFIRMING, actor="system")
+            order_transition(order=order, to=S.PAID, actor="system")
+        order.refresh_from_db()
+        assert order.status == S.ACTIVE, order.provisioning_problem
+        assert order.access_port != host.port and _grant(order)["gpus"] == "none"
+        inside = _in(order, key, "hostname; test -f /.dockerenv && echo container; ls /dev")
+        assert inside.startswith(f"{host_account(order=order)}\ncontainer\n")
+        assert "nvidia" not in inside
+    finally:
+        gateways_end(host.directory / "ssh" / "rentals")
+        sshd_stop(host)

@@ -117,12 +117,13 @@ AuthorizedKeysFile {RENTAL_KEYS_DIR}/%u
     return LocalSshHost(port, directory, store_key, known_hosts, process)
 
 
-def make_run_host_start() -> LocalSshHost:
+def make_run_host_start(*, containers: bool = False) -> LocalSshHost:
     """The GPU host `make run` serves (hosts.local): the same keys, config and
-    shared-account mode, in a directory of its own; customers log in as the running user."""
+    shared-account mode (or container mode), in a directory of its own; customers log in as
+    the running user (or into their containers)."""
     directory = Path(tempfile.mkdtemp(prefix="locagpu-make-run-", dir="/run"))
     port = free_port()
-    config = local_host_prepare(directory=directory / "ssh", port=port)
+    config = local_host_prepare(directory=directory / "ssh", port=port, containers=containers)
     process = subprocess.Popen(
         [SSHD, "-D", "-e", "-f", str(config)], stderr=subprocess.PIPE, text=True
     )
