@@ -17,6 +17,8 @@ from pathlib import Path
 
 from django.conf import settings
 
+from tests.provisioning.sshd import process_end
+
 DOCKERD = "/usr/sbin/dockerd"
 # Debian's client, of the daemon's version (/usr/local/bin/docker may be another, newer one).
 DOCKER = "/usr/bin/docker"
@@ -158,12 +160,7 @@ def engine_stop(engine: Engine) -> None:
     containers = engine.docker("container", "ls", "--all", "--quiet", check=False).stdout.split()
     if containers:
         engine.docker("container", "rm", "--force", *containers, check=False)
-    engine.process.terminate()
-    try:
-        engine.process.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        engine.process.kill()
-        engine.process.wait()
+    process_end(engine.process, timeout=60)
     subprocess.Popen(
         ["rm", "-rf", str(engine.directory)],
         stdout=subprocess.DEVNULL,

@@ -37,7 +37,13 @@ from orders.transitions import order_transition
 from payments.services import invoice_issue
 from tests.containers.engine import gateways_end
 from tests.factories import accepted_terms
-from tests.provisioning.sshd import TEST_ACCOUNT_PREFIX, keypair, make_run_host_start, sshd_stop
+from tests.provisioning.sshd import (
+    TEST_ACCOUNT_PREFIX,
+    client_options,
+    keypair,
+    make_run_host_start,
+    sshd_stop,
+)
 
 # The first test also waits for the engine to start and load the image (~1 min here).
 pytestmark = [
@@ -97,20 +103,7 @@ def _options(order: Order, key: Path) -> list[str]:
     known_hosts = key.with_name(f"known_hosts_{order.access_port}")
     address = f"[{order.access_host}]:{order.access_port}"
     known_hosts.write_text(f"{address} {_grant(order)['host_key']}\n")
-    return [
-        "-i",
-        str(key),
-        "-o",
-        f"UserKnownHostsFile={known_hosts}",
-        "-o",
-        "StrictHostKeyChecking=yes",
-        "-o",
-        "BatchMode=yes",
-        "-o",
-        "IdentitiesOnly=yes",
-        "-o",
-        "ConnectTimeout=10",
-    ]
+    return client_options(key, known_hosts)
 
 
 def _ssh(

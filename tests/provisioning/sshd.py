@@ -22,6 +22,35 @@ STATE_DIR = Path("/var/lib/locagpu/rentals")
 RENTAL_KEYS_DIR = Path("/var/lib/locagpu/keys")
 
 
+def client_options(key: Path, known_hosts: Path) -> list[str]:
+    """How a customer's `ssh` (or scp) logs in here: its key only, the host's key checked,
+    never a prompt."""
+    return [
+        "-i",
+        str(key),
+        "-o",
+        f"UserKnownHostsFile={known_hosts}",
+        "-o",
+        "StrictHostKeyChecking=yes",
+        "-o",
+        "BatchMode=yes",
+        "-o",
+        "IdentitiesOnly=yes",
+        "-o",
+        "ConnectTimeout=10",
+    ]
+
+
+def process_end(process: subprocess.Popen, *, timeout: float) -> None:
+    """SIGTERM, then SIGKILL after `timeout` seconds."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 @dataclass
 class LocalSshHost:
     port: int
@@ -39,20 +68,9 @@ class LocalSshHost:
             [
                 "ssh",
                 *options,
-                "-i",
-                str(key),
+                *client_options(key, self.known_hosts),
                 "-p",
                 str(self.port),
-                "-o",
-                f"UserKnownHostsFile={self.known_hosts}",
-                "-o",
-                "StrictHostKeyChecking=yes",
-                "-o",
-                "BatchMode=yes",
-                "-o",
-                "IdentitiesOnly=yes",
-                "-o",
-                "ConnectTimeout=10",
                 f"{user}@127.0.0.1",
                 command,
             ],
@@ -148,10 +166,5 @@ def rental_accounts_remove() -> None:
 
 
 def sshd_stop(host: LocalSshHost) -> None:
-    host.process.terminate()
-    try:
-        host.process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        host.process.kill()
-        host.process.wait()
+    process_end(host.process, timeout=10)
     shutil.rmtree(host.directory, ignore_errors=True)
