@@ -8,7 +8,7 @@ MANAGE := $(BIN)/python manage.py
 VAR := $(or $(LOCAGPU_VAR_DIR),var)
 APPS := accounts catalog orders hosts payments billing api backoffice
 
-.PHONY: run test lint format messages compilemessages lock deps bench services-check system-packages contracts clean
+.PHONY: run test rental-image lint format messages compilemessages lock deps bench services-check system-packages contracts clean
 
 $(BIN)/.installed: requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -79,8 +79,16 @@ PYTEST_ARGS ?= -n 4 --dist loadgroup
 # machine's shells, as in the image): otherwise every run compiles the modules again and pytest
 # rewrites the asserts of ~570 of them (collection 5.2-6.2 s -> 2.1 s here, idle machine).
 test: export PYTHONDONTWRITEBYTECODE :=
-test: deps compilemessages system-packages services-check
+test: deps compilemessages system-packages services-check rental-image
 	$(BIN)/pytest --durations=15 $(PYTEST_ARGS)
+
+# The rentals' pytorch image the container tests start (deploy/host/images/build-pytorch):
+# built into /var/cache/locagpu/images the first time (about 4 minutes here, with Debian's
+# mirror and PyPI), found there afterwards.
+rental-image: $(BIN)/.installed system-packages
+	DJANGO_SETTINGS_MODULE=rental.settings.test $(BIN)/python -c \
+		'import django; django.setup(); from tests.containers.engine import image_prepare; image_prepare()'
+
 
 # Style, the app layers (`[tool.importlinter]`), import circles, types, missing migrations: the
 # README's `make lint` row names each command, and tests/rental/test_docs.py keeps it true.
