@@ -8,7 +8,7 @@ MANAGE := $(BIN)/python manage.py
 VAR := $(or $(LOCAGPU_VAR_DIR),var)
 APPS := accounts catalog orders hosts payments billing api backoffice
 
-.PHONY: run test lint format messages compilemessages lock deps bench services-check system-packages contracts clean
+.PHONY: run test rental-image lint format messages compilemessages lock deps bench services-check system-packages contracts clean
 
 $(BIN)/.installed: requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,9 +44,11 @@ run: deps compilemessages
 
 # Debian's packages the project drives: Chromium for the browser tests (Playwright cannot
 # download its own here), docker-compose to validate docker-compose.yml, gettext for
-# the translations, ssh-keygen to check SSH key fingerprints against OpenSSH's own.
+# the translations, ssh-keygen to check SSH key fingerprints against OpenSSH's own; Docker
+# Engine, debootstrap and socat for the rentals' containers (deploy/host/README.md: the
+# suite's own engine, the offline rental image, the hosts' SSH and JupyterLab gateways).
 # Each entry is command:package.
-SYSTEM_PACKAGES := chromium:chromium docker-compose:docker-compose msgfmt:gettext java:default-jre-headless ssh-keygen:openssh-client sshd:openssh-server
+SYSTEM_PACKAGES := chromium:chromium docker-compose:docker-compose msgfmt:gettext java:default-jre-headless ssh-keygen:openssh-client sshd:openssh-server dockerd:docker.io debootstrap:debootstrap socat:socat
 # Libraries have no command: each entry is library:package, found through ldconfig
 # (Pango for WeasyPrint's invoice PDFs, and the font it embeds).
 SYSTEM_LIBRARIES := libpango-1.0.so:libpango-1.0-0 libpangoft2-1.0.so:libpangoft2-1.0-0
@@ -70,13 +72,23 @@ services-check: $(BIN)/.installed
 # machine makes a slow green run, never a red one; each test has its own timeout
 # (pyproject.toml, 120 s; browser tests and drills 300 s, the make run journey 360 s);
 # --durations prints the slowest.
-PYTEST_ARGS ?= -n 4
+# --dist loadgroup: the container tests (xdist_group "containers") share one worker, so one
+# Docker Engine loads the rental image (tests/containers/engine.py); the others spread as usual.
+PYTEST_ARGS ?= -n 4 --dist loadgroup
 # Bytecode is written even where the environment says not to (PYTHONDONTWRITEBYTECODE=1 in this
 # machine's shells, as in the image): otherwise every run compiles the modules again and pytest
 # rewrites the asserts of ~570 of them (collection 5.2-6.2 s -> 2.1 s here, idle machine).
 test: export PYTHONDONTWRITEBYTECODE :=
-test: deps compilemessages system-packages services-check
+test: deps compilemessages system-packages services-check rental-image
 	$(BIN)/pytest --durations=15 $(PYTEST_ARGS)
+
+# The rentals' pytorch image the container tests start (deploy/host/images/build-pytorch):
+# built into /var/cache/locagpu/images the first time (about 4 minutes here, with Debian's
+# mirror and PyPI), found there afterwards.
+rental-image: $(BIN)/.installed system-packages
+	DJANGO_SETTINGS_MODULE=rental.settings.test $(BIN)/python -c \
+		'import django; django.setup(); from tests.containers.engine import image_prepare; image_prepare()'
+
 
 # Style, the app layers (`[tool.importlinter]`), import circles, types, missing migrations: the
 # README's `make lint` row names each command, and tests/rental/test_docs.py keeps it true.

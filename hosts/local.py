@@ -1,20 +1,29 @@
 """The GPU host of a development machine (`make run`): an OpenSSH server the running user
 starts on 127.0.0.1 (Procfile `sshd`), with its host key, the store's key and its config under
-var/ssh. Its sessions tell deploy/host/locagpu-host to run in shared mode
-(LOCAGPU_ACCOUNTS=shared), where each rental logs in through the running user's account with
-its own `restrict`ed authorized_keys lines: run by root, the forced command drops to a Unix
-account of the rental's own; run by anyone else, sessions stay that account's (development
-only). Production hosts keep an account per rental."""
+var/ssh, through which the store runs deploy/host/locagpu-host.
+
+Where a Docker daemon answers, its sessions run the script in container mode
+(LOCAGPU_RUNTIME=docker), as a real host: each rental is a container of the pytorch image
+built offline (deploy/host/images/build-pytorch, cached outside the clone), reached on ports of
+its own on 127.0.0.1; the seeded pytorch environment then names that image and the versions
+measured inside it. Without one, shared mode (LOCAGPU_ACCOUNTS=shared, development only): each
+rental logs in through the running user's account with its own `restrict`ed authorized_keys
+lines; run by root, the forced command drops to a Unix account of the rental's own (never
+root); run by anyone else, sessions stay that account's."""
 
 import getpass
+import json
 import os
+import shutil
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 from django.conf import settings
 from django.db.models import Q
 
+from catalog.models import Environment
 from hosts.models import Host
 
 # Hosts the seed creates point at this made-up domain until a real machine replaces them.
@@ -32,6 +41,59 @@ DisableForwarding yes
 Subsystem sftp /usr/lib/openssh/sftp-server
 LogLevel ERROR
 """
+
+
+# Debian's docker.io client, of its daemon's version (another `docker` may come first on PATH).
+DOCKER = "/usr/bin/docker"
+IMAGE_BUILD = Path(settings.BASE_DIR) / "deploy" / "host" / "images" / "build-pytorch"
+# The rentals' SSH and JupyterLab ports in container mode, on 127.0.0.1.
+RENTAL_PORTS = "42000-42999"
+
+
+def docker_answers() -> bool:
+    """Whether a Docker daemon answers this user (DOCKER_HOST, else the default socket)."""
+    client = DOCKER if os.path.exists(DOCKER) else shutil.which("docker")
+    if client is None:
+        return False
+    try:
+        answer = subprocess.run(
+            [client, "version", "--format", "{{.Server.Version}}"],
+            capture_output=True,
+            timeout=15,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return answer.returncode == 0
+
+
+def local_image_build() -> dict:
+    """The pytorch rental image in the engine (built the first time, minutes: its progress on
+    the console) and the versions measured inside it."""
+    built = subprocess.run(
+        ["sh", str(IMAGE_BUILD)],
+        env={**os.environ, "DOCKER": DOCKER},
+        stdout=subprocess.PIPE,
+        stderr=sys.stderr,
+        text=True,
+        check=True,
+    )
+    return json.loads(built.stdout)
+
+
+def pytorch_environment_localise(image: dict) -> int:
+    """The pytorch environment names the local image, pinned by its id, and what is in it:
+    the order page shows what the container reports. No CUDA: the CPU build, and no GPU."""
+    return Environment.objects.filter(slug="pytorch").update(
+        image=f"{image['image'].split(':')[0]}@{image['id']}",
+        os_name=image["os"][:40],
+        python_version=image["python"],
+        pytorch_version=image["pytorch"],
+        jupyterlab_version=image["jupyterlab"],
+        cuda_version=image["cuda"],
+        cudnn_version="",
+        cuda_required=None,
+    )
 
 
 def local_host_directory() -> Path:
@@ -84,16 +146,30 @@ def _strict_modes_accept(directory: Path) -> bool:
     return strict
 
 
-def _sshd_config(*, directory: Path, port: int, strict_modes: bool) -> str:
-    workspaces = directory.parent / "workspaces"
-    shared = " ".join(
-        [
-            "LOCAGPU_ACCOUNTS=shared",
-            f"LOCAGPU_STATE_DIR={directory / 'rentals'}",
-            f"LOCAGPU_AUTHORIZED_KEYS={directory / 'authorized_keys'}",
-            f"LOCAGPU_WORKSPACES={workspaces}",
-        ]
-    )
+def _script_environment(*, directory: Path, containers: bool) -> list[str]:
+    """What the host script's sessions get: shared mode's files, and container mode's engine
+    and ports where a Docker daemon answers."""
+    shared = [
+        "LOCAGPU_ACCOUNTS=shared",
+        f"LOCAGPU_STATE_DIR={directory / 'rentals'}",
+        f"LOCAGPU_AUTHORIZED_KEYS={directory / 'authorized_keys'}",
+        f"LOCAGPU_WORKSPACES={directory.parent / 'workspaces'}",
+    ]
+    if not containers:
+        return shared
+    engine = [f"DOCKER_HOST={os.environ['DOCKER_HOST']}"] if "DOCKER_HOST" in os.environ else []
+    return [
+        *shared,
+        "LOCAGPU_RUNTIME=docker",
+        f"LOCAGPU_DOCKER={DOCKER}",
+        *engine,
+        f"LOCAGPU_PORTS={RENTAL_PORTS}",
+        "LOCAGPU_GATEWAY_ADDRESS=127.0.0.1",
+    ]
+
+
+def _sshd_config(*, directory: Path, port: int, strict_modes: bool, containers: bool) -> str:
+    shared = " ".join(_script_environment(directory=directory, containers=containers))
     strict_modes_line = (
         ""
         if strict_modes
@@ -117,10 +193,10 @@ def local_host_shared(config: Path) -> bool:
     return "LOCAGPU_RUNTIME=docker" not in config.read_text()
 
 
-def local_host_prepare(*, directory: Path, port: int) -> Path:
-    """Write (or keep) the local host's keys and config; returns the sshd_config to start
-    `sshd -D -e -f` with. Run again, it keeps its keys and the rentals' lines. Raises
-    LocalHostRefused where another user could replace them."""
+def local_host_prepare(*, directory: Path, port: int, containers: bool = False) -> Path:
+    """Write (or keep) the local host's keys and config, in container mode if `containers`;
+    returns the sshd_config to start `sshd -D -e -f` with. Run again, it keeps its keys and
+    the rentals' lines. Raises LocalHostRefused where another user could replace them."""
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     strict_modes = _strict_modes_accept(directory)
     if os.geteuid() == 0:
@@ -140,7 +216,11 @@ def local_host_prepare(*, directory: Path, port: int) -> Path:
     key_type, key = host_key.with_suffix(".pub").read_text().split()[:2]
     (directory / "known_hosts").write_text(f"[127.0.0.1]:{port} {key_type} {key}\n")
     config = directory / "sshd_config"
-    config.write_text(_sshd_config(directory=directory, port=port, strict_modes=strict_modes))
+    config.write_text(
+        _sshd_config(
+            directory=directory, port=port, strict_modes=strict_modes, containers=containers
+        )
+    )
     return config
 
 

@@ -17,7 +17,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import gettext_noop
 
 from accounts.models import SshKey, User
-from catalog.images import cuda_supports, cuda_version
+from catalog.images import cuda_supports, cuda_version, custom_environment_parse
 from catalog.models import GpuModel
 from hosts.models import Host
 from hosts.provisioning.runtime import (
@@ -159,14 +159,25 @@ def order_provision(*, order: Order) -> bool:
     return _activate(order=order, fields=access, actor=Actor.SYSTEM, actor_user=None, start=start)
 
 
+def order_image(*, order: Order) -> str:
+    """The image the rental's container starts: its environment's, or the customer's own
+    (empty for a requirements file: no container host starts one yet)."""
+    if order.environment.requires_details:
+        return custom_environment_parse(order.environment_details).image
+    return order.environment.image
+
+
 def hosts_grant(*, order: Order, keys: list[str], expires: datetime) -> list[Granted]:
     """Run `grant` on each host of the order with `keys`, valid until `expires` (the keys' own
-    expiry on the host, should the revocation never reach it); the hosts' answers."""
+    expiry on the host, should the revocation never reach it), and the image a container host
+    starts; the hosts' answers."""
     user = host_account(order=order)
     expiry = expires.astimezone(UTC).strftime("%Y%m%d%H%M%SZ")
+    image = order_image(order=order)
     granted = []
     for host, indices in order_hosts(order=order):
         args = ["grant", user, _indices(indices), order.environment.slug, order.number, expiry]
+        args += [image] if image else []
         answer = host_call(host, args, stdin="\n".join(keys) + "\n")
         granted.append(Granted(host, indices, _read(grant_answer, answer)))
     return granted

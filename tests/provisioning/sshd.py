@@ -22,6 +22,35 @@ STATE_DIR = Path("/var/lib/locagpu/rentals")
 RENTAL_KEYS_DIR = Path("/var/lib/locagpu/keys")
 
 
+def client_options(key: Path, known_hosts: Path) -> list[str]:
+    """How a customer's `ssh` (or scp) logs in here: its key only, the host's key checked,
+    never a prompt."""
+    return [
+        "-i",
+        str(key),
+        "-o",
+        f"UserKnownHostsFile={known_hosts}",
+        "-o",
+        "StrictHostKeyChecking=yes",
+        "-o",
+        "BatchMode=yes",
+        "-o",
+        "IdentitiesOnly=yes",
+        "-o",
+        "ConnectTimeout=10",
+    ]
+
+
+def process_end(process: subprocess.Popen, *, timeout: float) -> None:
+    """SIGTERM, then SIGKILL after `timeout` seconds."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 @dataclass
 class LocalSshHost:
     port: int
@@ -39,20 +68,9 @@ class LocalSshHost:
             [
                 "ssh",
                 *options,
-                "-i",
-                str(key),
+                *client_options(key, self.known_hosts),
                 "-p",
                 str(self.port),
-                "-o",
-                f"UserKnownHostsFile={self.known_hosts}",
-                "-o",
-                "StrictHostKeyChecking=yes",
-                "-o",
-                "BatchMode=yes",
-                "-o",
-                "IdentitiesOnly=yes",
-                "-o",
-                "ConnectTimeout=10",
                 f"{user}@127.0.0.1",
                 command,
             ],
@@ -83,7 +101,8 @@ def _wait_listening(port: int, process: subprocess.Popen) -> None:
     raise RuntimeError("sshd did not listen")
 
 
-def sshd_start() -> LocalSshHost:
+def sshd_start(*, environment: dict[str, str] | None = None) -> LocalSshHost:
+    """With `environment`: what the host script's sessions get (e.g. LOCAGPU_RUNTIME)."""
     # sshd refuses key files under a world-writable directory such as /tmp (StrictModes).
     directory = Path(tempfile.mkdtemp(prefix="locagpu-sshd-", dir="/run"))
     Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # privilege separation directory
@@ -103,6 +122,9 @@ AuthorizedKeysFile {RENTAL_KEYS_DIR}/%u
     AuthorizedKeysFile {root_keys}
 """
     )
+    if environment:
+        with config.open("a") as lines:
+            lines.write("    SetEnv " + " ".join(f"{k}={v}" for k, v in environment.items()) + "\n")
     process = subprocess.Popen(
         [SSHD, "-D", "-e", "-f", str(config)], stderr=subprocess.PIPE, text=True
     )
@@ -113,12 +135,13 @@ AuthorizedKeysFile {RENTAL_KEYS_DIR}/%u
     return LocalSshHost(port, directory, store_key, known_hosts, process)
 
 
-def make_run_host_start() -> LocalSshHost:
+def make_run_host_start(*, containers: bool = False) -> LocalSshHost:
     """The GPU host `make run` serves (hosts.local): the same keys, config and
-    shared-account mode, in a directory of its own; customers log in as the running user."""
+    shared-account mode (or container mode), in a directory of its own; customers log in as
+    the running user (or into their containers)."""
     directory = Path(tempfile.mkdtemp(prefix="locagpu-make-run-", dir="/run"))
     port = free_port()
-    config = local_host_prepare(directory=directory / "ssh", port=port)
+    config = local_host_prepare(directory=directory / "ssh", port=port, containers=containers)
     process = subprocess.Popen(
         [SSHD, "-D", "-e", "-f", str(config)], stderr=subprocess.PIPE, text=True
     )
@@ -143,10 +166,5 @@ def rental_accounts_remove() -> None:
 
 
 def sshd_stop(host: LocalSshHost) -> None:
-    host.process.terminate()
-    try:
-        host.process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        host.process.kill()
-        host.process.wait()
+    process_end(host.process, timeout=10)
     shutil.rmtree(host.directory, ignore_errors=True)

@@ -4,9 +4,12 @@ from django.core.management.base import BaseCommand, CommandError
 from hosts.local import (
     SSHD,
     LocalHostRefused,
+    docker_answers,
     local_host_directory,
     local_host_prepare,
     local_host_shared,
+    local_image_build,
+    pytorch_environment_localise,
     seeded_hosts_localise,
 )
 from rental.console import SHARED_MODE_NOTICE
@@ -24,8 +27,19 @@ class Command(BaseCommand):
         if not port:
             raise CommandError("LOCAL_GPU_HOST_PORT is not set: only `make run` has a local host.")
         directory = local_host_directory()
+        containers = docker_answers()
+        if containers:
+            self.stdout.write(
+                "Docker answers: rentals run in containers. The pytorch image is built the "
+                "first time (a few minutes), then loaded from its cache."
+            )
+            image = local_image_build()
+            pytorch_environment_localise(image)
+            mode = f"containers of {image['image']} (PyTorch {image['pytorch']}, no GPU)"
+        else:
+            mode = "the shared mode (their own account when run by root, never root; else yours)"
         try:
-            config = local_host_prepare(directory=directory, port=port)
+            config = local_host_prepare(directory=directory, port=port, containers=containers)
         except LocalHostRefused as refusal:
             # sshd would refuse every login without a word on the console: say it here.
             raise CommandError(
@@ -35,8 +49,8 @@ class Command(BaseCommand):
             ) from refusal
         moved = seeded_hosts_localise(port=port)
         self.stdout.write(
-            f"Local GPU host on 127.0.0.1:{port} ({moved} seeded host(s) pointed at it); "
-            f"started by: {SSHD} -D -e -f {config}"
+            f"Local GPU host on 127.0.0.1:{port} ({moved} seeded host(s) pointed at it), "
+            f"rentals in {mode}; started by: {SSHD} -D -e -f {config}"
         )
         if local_host_shared(config):
             self.stdout.write(self.style.WARNING(SHARED_MODE_NOTICE))

@@ -1,0 +1,319 @@
+"""A rental is a container of its own, on the suite's real Docker Engine (tests/containers/
+engine.py), provisioned by the store over SSH as on a real host (deploy/host/locagpu-host,
+LOCAGPU_RUNTIME=docker): paid on anvil, then the customer's own `ssh` lands in it."""
+
+import io
+import shlex
+import subprocess
+import tarfile
+import time
+import urllib.error
+import urllib.request
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.urls import reverse
+from django.utils import timezone
+
+from accounts.services import ssh_key_add
+from catalog.models import Environment, GpuModel
+from catalog.services import catalog_seed
+from hosts.local import (
+    docker_answers,
+    local_image_build,
+    pytorch_environment_localise,
+    seeded_hosts_localise,
+)
+from hosts.provisioning.keys import order_ssh_keys_set
+from hosts.provisioning.services import host_account, order_hosts
+from hosts.provisioning.ssh import HOST_SCRIPT
+from hosts.tasks import rentals_purge_task
+from orders.extensions import extension_create
+from orders.models import Order, OrderEvent, OrderStatus
+from orders.services import order_create, orders_complete
+from orders.transitions import order_transition
+from payments.services import invoice_issue
+from tests.containers.engine import gateways_end
+from tests.factories import accepted_terms
+from tests.provisioning.sshd import (
+    TEST_ACCOUNT_PREFIX,
+    client_options,
+    keypair,
+    make_run_host_start,
+    sshd_stop,
+)
+
+# The first test also waits for the engine to start and load the image (~1 min here).
+pytestmark = [
+    pytest.mark.timeout(300),
+    pytest.mark.chain,
+    pytest.mark.containers,
+    pytest.mark.django_db,
+    pytest.mark.xdist_group("containers"),
+]
+
+S = OrderStatus
+CUSTOMER = OrderEvent.Actor.CUSTOMER
+
+
+def _pay(devnet, *orders: Order) -> None:
+    for order in orders:
+        invoice = invoice_issue(order=order, asset=devnet.usdc)
+        devnet.pay_token(invoice.deposit_address, int(invoice.amount_due))
+    devnet.mine(3)
+    devnet.scan()
+
+
+@pytest.fixture
+def rent(devnet, worker_runs, container_gpu, pytorch):
+    """`rent(user, quantity)`: a PyTorch rental ordered and paid on anvil, active."""
+
+    def rented(user, quantity: int) -> Order:
+        order = order_create(
+            terms=accepted_terms(),
+            user=user,
+            gpu=container_gpu,
+            environment=pytorch,
+            quantity=quantity,
+            term_days=7,
+        )
+        with worker_runs():
+            _pay(devnet, order)
+        order.refresh_from_db()
+        assert order.status == S.ACTIVE, order.provisioning_problem
+        return order
+
+    return rented
+
+
+def _grant(order: Order) -> dict:
+    """The host's last answer to `grant`, as the order's timeline recorded it."""
+    events = order.events.filter(kind=OrderEvent.Kind.PROVISIONING, data__has_key="host_key")
+    return events.latest("pk").data
+
+
+def _login(order: Order) -> str:
+    return f"{order.access_user}@{order.access_host}"
+
+
+def _options(order: Order, key: Path) -> list[str]:
+    """The customer's key, and the container's host key as the grant reported it."""
+    known_hosts = key.with_name(f"known_hosts_{order.access_port}")
+    address = f"[{order.access_host}]:{order.access_port}"
+    known_hosts.write_text(f"{address} {_grant(order)['host_key']}\n")
+    return client_options(key, known_hosts)
+
+
+def _ssh(
+    order: Order, key: Path, command: str, *options: str, stdin: bytes | None = None
+) -> subprocess.CompletedProcess:
+    """The customer's `ssh -p PORT LOGIN@HOST COMMAND`."""
+    argv = ["ssh", *options, *_options(order, key), "-p", str(order.access_port), _login(order)]
+    return subprocess.run(
+        [*argv, command], input=stdin, capture_output=True, timeout=90, check=False
+    )
+
+
+def _in(order: Order, key: Path, command: str) -> str:
+    done = _ssh(order, key, command)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.decode()
+
+
+def _key(tmp_path: Path, user, name: str):
+    private = keypair(tmp_path, name)
+    return private, ssh_key_add(
+        user=user, name=name, public_key=private.with_suffix(".pub").read_text()
+    )
+
+
+def test_two_rentals_on_one_host_each_see_only_their_container(
+    rent, pytorch, customer, outsider, tmp_path, client
+):
+    key_a, _ = _key(tmp_path, customer, "a")
+    key_b, _ = _key(tmp_path, outsider, "b")
+    a, b = rent(customer, 1), rent(outsider, 2)
+    assert a.access_port != b.access_port and a.access_user == host_account(order=a)
+
+    # Each sees its own slots' device nodes, no other.
+    for order, key in ((a, key_a), (b, key_b)):
+        indices = order_hosts(order=order)[0][1]
+        seen = set(_in(order, key, "ls /dev | grep ^nvidia").split())
+        assert seen == {f"nvidia{index}" for index in indices} | {"nvidiactl", "nvidia-uvm"}
+        assert _grant(order)["gpus"] == ",".join(map(str, indices))
+
+    # Its own processes and files only; the other's are nowhere in reach.
+    _in(a, key_a, "echo a-secret > /workspace/a.txt; nohup sleep 4242 >/dev/null 2>&1 &")
+    assert "sleep 4242" in _in(a, key_a, "ps -eo args")
+    assert "sleep 4242" not in _in(b, key_b, "ps -eo args")
+    assert _in(b, key_b, "ls /workspace; find / -xdev -name a.txt 2>/dev/null; true") == ""
+    assert _in(a, key_a, "cat /workspace/a.txt; id -u") == "a-secret\n1000\n"
+
+    # Nor the store's state (keys, database) nor anything the machine serves: no network but
+    # the container's own loopback.
+    store = [str(settings.VAR_DIR), settings.PROVISIONING_KEY_FILE, str(HOST_SCRIPT.parent)]
+    assert _ssh(b, key_b, "ls -d " + shlex.join(store)).stdout == b""
+    assert _in(b, key_b, "ls /sys/class/net; tail -n +2 /proc/net/route") == "lo\n"
+    postgres = "import socket; socket.create_connection(('127.0.0.1', 5432), 3)"
+    assert b"ConnectionRefusedError" in _ssh(b, key_b, f'python -c "{postgres}"').stderr
+    # Forwarding reaches the container's own services only; scp lands in the workspace.
+    assert _ssh(b, key_b, "", "-W", "127.0.0.1:5432").returncode == 255
+    _in(
+        b,
+        key_b,
+        "cd /tmp; python -m http.server 8765 --bind 127.0.0.1 >/dev/null 2>&1 </dev/null &",
+    )
+    request = b"GET / HTTP/1.0\r\n\r\n"
+    for _attempt in range(40):  # until the server listens
+        tunnel = _ssh(b, key_b, "", "-W", "127.0.0.1:8765", stdin=request)
+        if tunnel.stdout.startswith(b"HTTP/1.0 200"):
+            break
+    assert tunnel.stdout.startswith(b"HTTP/1.0 200"), tunnel.stderr
+    sent = tmp_path / "data.csv"
+    sent.write_text("x,y\n")
+    scp = ["scp", "-q", *_options(b, key_b), "-P", str(b.access_port)]
+    copied = subprocess.run([*scp, str(sent), f"{_login(b)}:/workspace/"], check=False)
+    assert copied.returncode == 0
+    assert _in(b, key_b, "cat /workspace/data.csv") == "x,y\n"
+
+    # The environment is what the order page says: the page's PyTorch is the container's.
+    client.force_login(customer)
+    page = client.get(reverse("orders:detail", args=[a.number])).content.decode()
+    reported = _in(a, key_a, 'python -c "import torch; print(torch.__version__)"').strip()
+    assert reported == pytorch.pytorch_version and reported in page
+
+
+def _jupyter(port: int, path: str) -> int:
+    """The status JupyterLab's gateway answers for `path` (0: no answer), redirects not followed."""
+
+    class Stay(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):
+            return None
+
+    try:
+        with urllib.request.build_opener(Stay).open(f"http://127.0.0.1:{port}{path}", timeout=10):
+            return 200
+    except urllib.error.HTTPError as error:
+        return error.code
+    except OSError:
+        return 0
+
+
+def _host_script(container_host, *args: str) -> bytes:
+    """The host script as the store runs it (root, the store's key), its raw output."""
+    command = shlex.join(["sh", "-c", HOST_SCRIPT.read_text(), "locagpu-host", *args])
+    return subprocess.run(
+        [
+            "ssh",
+            "-i",
+            str(container_host.store_key),
+            "-p",
+            str(container_host.port),
+            "-o",
+            f"UserKnownHostsFile={container_host.known_hosts}",
+            "-o",
+            "BatchMode=yes",
+            "root@127.0.0.1",
+            command,
+        ],
+        capture_output=True,
+        timeout=90,
+        check=True,
+    ).stdout
+
+
+def test_keys_jupyter_extension_then_the_end_keeps_the_volume_until_the_purge(
+    rent, devnet, container_host, customer, tmp_path, worker_runs, engine
+):
+    first, _ = _key(tmp_path, customer, "first")
+    order = rent(customer, 1)
+    user = host_account(order=order)
+    _in(order, first, "echo kept > /workspace/notes.txt")
+    container_id = engine.docker("inspect", "--format", "{{.Id}}", f"locagpu-{user}").stdout
+
+    # A key added to the order opens it at once; the one removed no longer does.
+    second, second_row = _key(tmp_path, customer, "second")
+    with worker_runs():
+        order_ssh_keys_set(order=order, user=customer, ssh_key_ids=[second_row.pk], actor=CUSTOMER)
+    assert _in(order, second, "cat /workspace/notes.txt") == "kept\n"
+    assert _ssh(order, first, "true").returncode == 255
+
+    # JupyterLab: its token opens it, nothing else does.
+    grant = _grant(order)
+    token = (engine.state / f"{user}.d" / "etc" / "jupyter_token").read_text()
+    port = grant["jupyter_port"]
+    for _attempt in range(120):  # until JupyterLab has started
+        if _jupyter(port, f"/lab?token={token}") == 200:
+            break
+        time.sleep(0.5)
+    assert _jupyter(port, f"/lab?token={token}") == 200
+    assert _jupyter(port, "/api/contents") == 403
+    assert _jupyter(port, "/lab") in (302, 403)
+
+    # An extension keeps the same container, port and files.
+    extension = extension_create(rental=order, user=customer, term_days=3, terms=accepted_terms())
+    with worker_runs():
+        _pay(devnet, extension)
+    order.refresh_from_db()
+    assert engine.docker("inspect", "--format", "{{.Id}}", f"locagpu-{user}").stdout == container_id
+    assert _grant(order)["port"] == order.access_port
+    assert _in(order, second, "cat /workspace/notes.txt") == "kept\n"
+
+    # The end of the term: SSH and JupyterLab refused at once, the volume kept and readable.
+    with worker_runs():
+        assert orders_complete(now=order.ends_at + timedelta(seconds=1)) == 1
+    assert _ssh(order, second, "true").returncode == 255
+    assert _jupyter(port, f"/lab?token={token}") == 0
+    status = _host_script(container_host, "status", user)
+    assert b'"container": "exited", "volume": "present"' in status
+    with tarfile.open(fileobj=io.BytesIO(_host_script(container_host, "archive", user))) as tar:
+        assert tar.extractfile("./notes.txt").read() == b"kept\n"
+
+    # After the retention the hourly purge removes container and volume.
+    Order.objects.filter(pk=order.pk).update(
+        access_revoked_at=timezone.now() - timedelta(days=settings.RENTAL_DATA_RETENTION_DAYS + 1)
+    )
+    assert rentals_purge_task() == 1
+    status = _host_script(container_host, "status", user)
+    assert b'"container": "absent", "volume": "absent"' in status
+
+
+def test_make_runs_host_lands_a_customers_ssh_in_a_container_where_docker_answers(
+    engine, monkeypatch, settings, customer, tmp_path, worker_runs
+):
+    monkeypatch.setenv("DOCKER_HOST", engine.env["DOCKER_HOST"])
+    assert docker_answers()
+    catalog_seed()
+    # What `manage.py local_gpu_host` does: the image (loaded already), the catalog's facts.
+    assert pytorch_environment_localise(local_image_build()) == 1
+    pytorch = Environment.objects.get(slug="pytorch")
+    assert pytorch.pytorch_version == engine.image["pytorch"] and pytorch.cuda_required is None
+    host = make_run_host_start(containers=True)
+    try:
+        settings.PROVISIONING_KEY_FILE = str(host.store_key)
+        settings.PROVISIONING_KNOWN_HOSTS = str(host.known_hosts)
+        settings.HOST_ACCOUNT_PREFIX = TEST_ACCOUNT_PREFIX
+        seeded_hosts_localise(port=host.port)
+        key, _ = _key(tmp_path, customer, "laptop")
+        order = order_create(
+            terms=accepted_terms(),
+            user=customer,
+            gpu=GpuModel.objects.get(slug="h100-sxm"),
+            environment=pytorch,
+            quantity=1,
+            term_days=3,
+        )
+        with worker_runs():
+            order_transition(order=order, to=S.CONFIRMING, actor="system")
+            order_transition(order=order, to=S.PAID, actor="system")
+        order.refresh_from_db()
+        assert order.status == S.ACTIVE, order.provisioning_problem
+        assert order.access_port != host.port and _grant(order)["gpus"] == "none"
+        inside = _in(order, key, "hostname; test -f /.dockerenv && echo container; ls /dev")
+        assert inside.startswith(f"{host_account(order=order)}\ncontainer\n")
+        assert "nvidia" not in inside
+    finally:
+        gateways_end(host.directory / "ssh" / "rentals")
+        sshd_stop(host)
