@@ -271,9 +271,10 @@ def test_keys_jupyter_extension_then_the_end_keeps_the_volume_until_the_purge(
     with tarfile.open(fileobj=io.BytesIO(_host_script(container_host, "archive", user))) as tar:
         assert tar.extractfile("./notes.txt").read() == b"kept\n"
 
-    # After the retention the hourly purge removes container and volume.
+    # After the retention (counted from the term's end, the date the page shows) the hourly
+    # purge removes container and volume.
     Order.objects.filter(pk=order.pk).update(
-        access_revoked_at=timezone.now() - timedelta(days=settings.RENTAL_DATA_RETENTION_DAYS + 1)
+        ends_at=timezone.now() - timedelta(days=settings.RENTAL_DATA_RETENTION_DAYS, seconds=1)
     )
     assert rentals_purge_task() == 1
     status = _host_script(container_host, "status", user)
