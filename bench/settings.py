@@ -28,7 +28,12 @@ os.environ.setdefault("CELERY_BROKER_URL", os.environ["BENCH_REDIS_URL"])
 os.environ.setdefault("SITE_URL", "https://bench.invalid")
 
 from rental.settings.production import *  # noqa: F403
-from rental.settings.production import REDIS_CACHE_OPTIONS, RELEASE
+from rental.settings.production import (
+    CATALOG_PAGE_CACHE,
+    CATALOG_PAGES,
+    REDIS_CACHE_OPTIONS,
+    RELEASE,
+)
 
 ROOT_URLCONF = "bench.urls"
 DEBUG = False
@@ -43,7 +48,8 @@ CACHES = {
         "KEY_PREFIX": BENCH_DATABASE,
         "OPTIONS": REDIS_CACHE_OPTIONS,
         "VERSION": RELEASE,
-    }
+    },
+    CATALOG_PAGE_CACHE: CATALOG_PAGES,
 }
 # The throttle runs at production's rates (REST_FRAMEWORK): wrk's connections share the 16
 # customers' keys out (bench/pool.lua), so no key nears its rate within a run.

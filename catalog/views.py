@@ -1,4 +1,3 @@
-import logging
 from functools import wraps
 
 from django.conf import settings
@@ -8,7 +7,6 @@ from django.shortcuts import render
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import cache_page
-from redis.exceptions import RedisError
 
 from catalog.advisor import recommend_gpus
 from catalog.comparison import bar_chart, comparison_rows
@@ -25,26 +23,22 @@ from catalog.selectors import (
     gpus_by_slugs,
 )
 
-logger = logging.getLogger(__name__)
-
 
 def cached_for_visitors(view):
     """`view` through Django's per-view cache for anonymous visitors, for
-    CATALOG_PAGE_CACHE_SECONDS: stock and prices shown a few seconds late at most (an order
-    checks them again under its lock), nothing any writer has to tell. A signed-in page, one
-    with a query or a one-off message is someone's own and renders every time; so does a
-    page while the cache does not answer."""
-    cached = cache_page(settings.CATALOG_PAGE_CACHE_SECONDS)(view)
+    CATALOG_PAGE_CACHE_SECONDS, in each process's memory (settings.CATALOG_PAGE_CACHE): stock
+    and prices shown a few seconds late at most (an order checks them again under its lock),
+    nothing any writer has to tell. A signed-in page, one with a query or a one-off message is
+    someone's own and renders every time."""
+    cached = cache_page(settings.CATALOG_PAGE_CACHE_SECONDS, cache=settings.CATALOG_PAGE_CACHE)(
+        view
+    )
 
     @wraps(view)
     def wrapper(request, *args, **kwargs):
         if request.user.is_authenticated or request.GET or len(get_messages(request)):
             return view(request, *args, **kwargs)
-        try:
-            return cached(request, *args, **kwargs)
-        except RedisError:
-            logger.warning("cache unreachable: %s rendered without it", request.path)
-            return view(request, *args, **kwargs)
+        return cached(request, *args, **kwargs)
 
     return wrapper
 

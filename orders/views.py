@@ -354,7 +354,10 @@ def order_detail(request, number):
 def order_status(request, number):
     """The live top of the order page (status, timeline), polled by htmx; its history and
     other parts only after an event."""
-    order = selectors.order_for_user_or_404(user=request.user, number=number)
+    # An extension's rental is read when shown, not joined for every other order's polls.
+    order = selectors.order_for_user_or_404(
+        user=request.user, number=number, related=("gpu", "environment")
+    )
     context = _order_status_context(order)
     # Something happened since the page was drawn: its other parts come along (swapped out
     # of band), so payment, facture, access, « Prolonger » and journal follow.

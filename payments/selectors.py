@@ -5,6 +5,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
+from functools import lru_cache
 
 from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
@@ -47,19 +48,30 @@ def _rate_usable(*, manual_until, feed_until, refused: bool, now) -> bool:
     return not refused and feed_until is not None and feed_until > now
 
 
+@lru_cache(maxsize=8)
+def _offered_assets_rate_expiries(currency: str) -> QuerySet:
+    """The offered assets with the expiry of their latest manual and feed rate in `currency`,
+    built once per process for each currency (never evaluated itself: callers get a copy);
+    building its subqueries cost as much as running the query."""
+    latest = Rate.objects.filter(asset=OuterRef("pk"), currency=currency).order_by("-fetched_at")
+    return (
+        assets_offered()
+        .annotate(
+            manual_until=Subquery(latest.filter(kind=Rate.Kind.MANUAL).values("expires_at")[:1]),
+            feed_until=Subquery(latest.filter(kind=Rate.Kind.FEED).values("expires_at")[:1]),
+        )
+        .values_list("pk", "manual_until", "feed_until", "rate_refusal", "rate_held")
+    )
+
+
 def assets_unpriced(*, currency: str, now=None) -> set[int]:
     """Ids of the offered assets rate_current() refuses now, in one query for a whole page."""
-    latest = Rate.objects.filter(asset=OuterRef("pk"), currency=currency).order_by("-fetched_at")
-    rows = assets_offered().annotate(
-        manual_until=Subquery(latest.filter(kind=Rate.Kind.MANUAL).values("expires_at")[:1]),
-        feed_until=Subquery(latest.filter(kind=Rate.Kind.FEED).values("expires_at")[:1]),
-    )
     now = now or timezone.now()
     return {
         pk
-        for pk, manual_until, feed_until, refusal, held in rows.values_list(
-            "pk", "manual_until", "feed_until", "rate_refusal", "rate_held"
-        )
+        for pk, manual_until, feed_until, refusal, held in _offered_assets_rate_expiries(
+            currency
+        ).all()
         if not _rate_usable(
             manual_until=manual_until,
             feed_until=feed_until,

@@ -78,8 +78,11 @@ def payment_status_context(*, order: Order, now=None) -> dict:
         "invoice": invoice,
         "payable": payable,
         "transfers": [],
-        # After "I've paid" with nothing seen yet: the address is watched, until when.
-        "claim_watch": order_claim_watch(order=order, now=now),
+        # After "I've paid" with nothing seen yet: the address is watched, until when. A
+        # transfer already seen (the progress has them all) says there is nothing to watch.
+        "claim_watch": None
+        if progress is not None and progress.transfers
+        else order_claim_watch(order=order, now=now),
         "polling": order.status not in FINAL_STATUSES
         and not (invoice is None and not payable)
         and (invoice is None or now < invoice.monitor_until),
@@ -222,7 +225,8 @@ def payment_claim(request, number: str):
 @login_required
 @require_GET
 def payment_status(request, number: str):
-    order = order_for_user_or_404(user=request.user, number=number)
+    # The poll shows no GPU nor environment; an extension's rental is read if shown.
+    order = order_for_user_or_404(user=request.user, number=number, related=())
     now = timezone.now()
     payment = payment_status_context(order=order, now=now)
     # Money arrived, the window closed, the order was paid...: the instructions the page shows

@@ -1,3 +1,5 @@
+from functools import partial
+
 from django.conf import settings
 from django.urls import translate_url
 from django_stubs_ext import StrOrPromise
@@ -9,9 +11,11 @@ def language_links(full_path: str) -> list[tuple[str, StrOrPromise, str]]:
 
 
 def site(request):
-    """Store name and, for the language switcher, this very page in each language."""
+    """Store name and, for the language switcher, this very page in each language: worked out
+    only when a template shows the switcher (the template calls it), not for every fragment
+    a poll answers with."""
     return {
         "store_name": settings.STORE_NAME,
         "support_email": settings.SUPPORT_EMAIL,
-        "language_links": language_links(request.get_full_path()),
+        "language_links": partial(language_links, request.get_full_path()),
     }

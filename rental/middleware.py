@@ -1,10 +1,10 @@
 """The project's own middleware.
 
-CacheUnreachableMiddleware, when Redis does not answer: the anonymous catalog pages render
-without it (catalog.views). What cannot be done safely without it, the rate limits (logging
-in, signing up, second-factor codes, "I've paid"), is refused before it acts: a 503 page that
-says to retry shortly, never a 500. The API answers the same in its own error shape
-(api.errors).
+CacheUnreachableMiddleware, when Redis does not answer: the anonymous catalog pages do not
+use it (their cache is in memory, catalog.views). What cannot be done safely without it, the
+rate limits (logging in, signing up, second-factor codes, "I've paid"), is refused before it
+acts: a 503 page that says to retry shortly, never a 500. The API answers the same in its own
+error shape (api.errors).
 
 DatabaseUnreachableMiddleware, when PostgreSQL does not answer in time (rental.database) or
 refuses connections: the same 503 page, within the query deadline.

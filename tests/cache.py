@@ -48,13 +48,15 @@ def cache_run_forget() -> None:
 
 
 def cache_pointed_at(settings, location: str, options: dict | None = None) -> None:
-    """The shared cache at `location` for this test (pytest-django's `settings`)."""
+    """The shared cache at `location` for this test (pytest-django's `settings`); the catalog
+    pages stay in the process's memory."""
     settings.CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": location,
             "OPTIONS": options or {},
-        }
+        },
+        settings.CATALOG_PAGE_CACHE: settings.CACHES[settings.CATALOG_PAGE_CACHE],
     }
 
 

@@ -18,9 +18,9 @@ pytest_plugins = ["tests.anvil"]
 
 def pytest_configure(config):
     # This run's cache keys only (tests/cache.py), whoever else uses the database.
-    cache = settings.CACHES["default"]
-    cache["KEY_PREFIX"] = RUN_PREFIX
-    cache["KEY_FUNCTION"] = cache_key
+    for cache in (settings.CACHES["default"], settings.CACHES[settings.CATALOG_PAGE_CACHE]):
+        cache["KEY_PREFIX"] = RUN_PREFIX
+        cache["KEY_FUNCTION"] = cache_key
 
 
 def pytest_sessionfinish(session):

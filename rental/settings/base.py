@@ -177,16 +177,30 @@ if DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"] = POSTGRESQL_OPTIONS
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# --- Cache (rate limits, throttles, anonymous catalog pages) -------------------
+# --- Cache (rate limits, throttles; anonymous catalog pages in memory) ----------
 REDIS_CACHE_URL = env("REDIS_CACHE_URL", default="")
 # Every key holds the release: a rolling deploy's two releases never read each other's values.
 RELEASE = env("RELEASE", default="") or code_release(BASE_DIR)
 # A Redis that stops answering (rather than refusing: SIGSTOP, a half-open connection) costs
 # a cache call at most this, and the request goes on without it or answers 503
-# (catalog.views, rental.middleware): never a hung worker. Signed-in pages make no cache
+# (rental.middleware): never a hung worker. Signed-in pages make no cache
 # call but a rate limit's. The same bounds hold for the broker and the result backend below.
 REDIS_SOCKET_TIMEOUTS = {"socket_connect_timeout": 0.4, "socket_timeout": 0.4}
 REDIS_CACHE_OPTIONS = dict(REDIS_SOCKET_TIMEOUTS)
+# Anonymous catalog pages (catalog.views.cached_for_visitors) come from Django's per-view cache
+# for this long: stock and prices a few seconds late at most, an order re-checks them under
+# its lock. Signed-in pages and API answers are never cached.
+CATALOG_PAGE_CACHE_SECONDS = 10
+# Those pages are kept in each process's memory (a few dozen pages, each rendered once per
+# process and lifetime): no Redis round trip for a visitor's page, which cost more than the
+# rest of serving it, and a Redis that does not answer slows no catalog page.
+CATALOG_PAGE_CACHE = "catalog_pages"
+CATALOG_PAGES = {
+    "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+    "LOCATION": CATALOG_PAGE_CACHE,
+    "OPTIONS": {"MAX_ENTRIES": 200},
+    "VERSION": RELEASE,
+}
 if REDIS_CACHE_URL:
     CACHES = {
         "default": {
@@ -194,7 +208,8 @@ if REDIS_CACHE_URL:
             "LOCATION": REDIS_CACHE_URL,
             "OPTIONS": REDIS_CACHE_OPTIONS,
             "VERSION": RELEASE,
-        }
+        },
+        CATALOG_PAGE_CACHE: CATALOG_PAGES,
     }
 else:
     CACHES = {
@@ -202,13 +217,9 @@ else:
             "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
             "LOCATION": str(VAR_DIR / "cache"),
             "VERSION": RELEASE,
-        }
+        },
+        CATALOG_PAGE_CACHE: CATALOG_PAGES,
     }
-
-# Anonymous catalog pages (catalog.views.cached_for_visitors) come from Django's per-view cache
-# for this long: stock and prices a few seconds late at most, an order re-checks them under
-# its lock. Signed-in pages and API answers are never cached.
-CATALOG_PAGE_CACHE_SECONDS = 10
 
 # --- Accounts ----------------------------------------------------------------
 AUTH_USER_MODEL = "accounts.User"

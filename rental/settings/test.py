@@ -23,7 +23,8 @@ CACHES = {
         "OPTIONS": REDIS_CACHE_OPTIONS,  # noqa: F405
         "KEY_PREFIX": "test",
         "VERSION": RELEASE,  # noqa: F405
-    }
+    },
+    CATALOG_PAGE_CACHE: CATALOG_PAGES,  # noqa: F405
 }
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
