@@ -29,10 +29,13 @@ def test_an_anonymous_client_gets_the_memory_the_gpus_and_the_term(anonymous, se
     memory = body["memory_gb"]
     assert set(memory) == {
         "weights",
+        "master",
         "gradients",
         "optimizer",
         "activations",
+        "logits",
         "kv_cache",
+        "gathered",
         "overhead",
         "total",
         "per_gpu",
