@@ -109,8 +109,9 @@ class Plan:
 
 def _plan(estimate: Estimate, offers: Sequence[Offer], cards: int) -> Plan:
     """The smallest card on sale that holds the job on `cards` cards, in the catalog's order
-    within a size; NVLink-switched (SXM) cards first when sharded training exchanges weights
-    and gradients at every step; cards in stock before those short."""
+    within a size: NVLink-switched (SXM) cards first when sharded training exchanges weights
+    and gradients at every step, PCIe cards first otherwise (an SXM card costs more for links
+    the job would not use); cards in stock before those short."""
     per_gpu = estimate.per_gpu_gb(cards)
     holding = [offer for offer in offers if per_gpu <= holds_gb(offer.memory_gb)]
     job = estimate.job
@@ -119,7 +120,7 @@ def _plan(estimate: Estimate, offers: Sequence[Offer], cards: int) -> Plan:
         holding,
         key=lambda offer: (
             offer.memory_gb,
-            exchanges and offer.form_factor != "sxm",
+            (offer.form_factor == "sxm") != exchanges,
             offer.available_units < cards,
         ),
     )

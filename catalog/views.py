@@ -15,6 +15,7 @@ from catalog.comparison import bar_chart, comparison_rows
 from catalog.forms import AdvisorForm, ModelAdvisorForm
 from catalog.legal import LEGAL_DOCUMENTS, ORDER_CONSENT, legal_document_by_slug
 from catalog.memory import layer_activations_gb
+from catalog.training_stacks import SHARDING_LABELS, STACK_LABELS
 from catalog.model_advisor import advise
 from catalog.models import TERMS, GpuModel
 from catalog.selectors import (
@@ -96,7 +97,17 @@ def model_advisor(request):
     context: dict[str, object] = {"form": form, "advice": None, "layer_activations": None}
     if form.is_valid():
         job = form.cleaned_data["job_spec"]
-        context["advice"] = advise(job=job, offers=gpu_offers())
+        advice = advise(job=job, offers=gpu_offers())
+        estimate, cards = advice.plan.estimate, max(advice.plan.quantity, 1)
+        context.update(
+            advice=advice,
+            part_rows=[
+                {"part": part, "per_gpu": estimate.part_gb(part, cards)} for part in estimate.parts
+            ],
+            gathered_gb=estimate.gathered_gb(cards),
+            stack_name=STACK_LABELS[job.stack],
+            sharding_name=SHARDING_LABELS[job.sharding],
+        )
         if job.trains:
             context["layer_activations"] = layer_activations_gb(job)
     return render(request, "catalog/model_advisor.html", context)
