@@ -15,7 +15,6 @@ from catalog.comparison import bar_chart, comparison_rows
 from catalog.forms import AdvisorForm, ModelAdvisorForm
 from catalog.legal import LEGAL_DOCUMENTS, ORDER_CONSENT, legal_document_by_slug
 from catalog.memory import layer_activations_gb
-from catalog.training_stacks import SHARDING_LABELS, STACK_LABELS
 from catalog.model_advisor import advise
 from catalog.models import TERMS, GpuModel
 from catalog.selectors import (
@@ -25,6 +24,7 @@ from catalog.selectors import (
     gpu_page,
     gpus_by_slugs,
 )
+from catalog.training_stacks import SHARDING_LABELS, STACK_LABELS
 
 logger = logging.getLogger(__name__)
 

@@ -77,12 +77,12 @@ def test_in_french_a_zero_3_full_fine_tune_on_two_gpus_is_answered_per_gpu(no_sc
     page.goto("/fr/advisor/model/")
     page.get_by_role("combobox", name=re.compile("^Modèle")).select_option("llama-3.1-8b")
     page.get_by_label("Fine-tuning complet (tous les poids entraînés)").check()
-    page.get_by_role("combobox", name="Pile d’entraînement").select_option("deepspeed_zero3")
+    page.get_by_role("combobox", name="Pile d\u2019entraînement").select_option("deepspeed_zero3")
     page.get_by_label("Nombre de GPU").fill("2")
     page.get_by_role("button", name="Estimer et recommander").click()
 
     result = page.locator(".recommendation")
-    assert re.search(r"2 × H\d00", result.inner_text()), result.inner_text()
+    assert re.search("2 \u00d7 H\\d00", result.inner_text()), result.inner_text()
     assert "marge de 15 %" in result.inner_text()
     table = page.get_by_role("table", name="Pic de mémoire de tout le travail, par poste")
     for part in ("Poids maîtres fp32", "Logits et perte", "Go par GPU", "Par GPU, sur 2 GPU"):
