@@ -76,7 +76,7 @@ def _yes_no(label, initial: str = "no") -> forms.TypedChoiceField:
         label=label,
         choices=YES_NO,
         coerce=_is_yes,
-        empty_value=initial == "yes",
+        empty_value=initial == "yes",  # type: ignore[arg-type]  # any value, stubs say str
         required=False,
         widget=forms.RadioSelect,
         initial=initial,
@@ -254,6 +254,13 @@ class ModelAdvisorForm(forms.Form):
         (_("Inference server"), ("context_length", "concurrent_sequences", "kv_cache_fp8")),
     )
 
+    def __init__(self, data=None, *args, **kwargs):
+        # A request that names no LoRA target means all of them: show them ticked.
+        if data is not None and not data.getlist("lora_targets"):
+            data = data.copy()
+            data.setlist("lora_targets", list(LORA_TARGETS))
+        super().__init__(data, *args, **kwargs)
+
     def fieldsets(self):
         return [(legend, [self[name] for name in names]) for legend, names in self.FIELDSETS]
 
@@ -262,9 +269,8 @@ class ModelAdvisorForm(forms.Form):
         if data is None or self.errors:
             return data
         billions = data.pop("parameters_billions")
-        # Left out: the stack's default. No target ticked reads as the default, all of them:
-        # a GET form cannot tell it from a link that names none.
-        settings = {key: value for key, value in data.items() if value not in ("", None, [])}
+        # Left out: the stack's default.
+        settings = {key: value for key, value in data.items() if value not in ("", None)}
         try:
             data["job_spec"] = job_build(
                 **settings, parameters=int(billions * 10**9) if billions else None

@@ -18,6 +18,7 @@ from catalog.advisor_jobs import (
 )
 from catalog.llm_models import CUSTOM_PARAMETERS_MAX, CUSTOM_PARAMETERS_MIN, MODELS
 from catalog.memory import LORA_TARGETS, PART_NAMES, JobKind, Precision
+from catalog.memory_sources import LOSS_SOURCES
 from catalog.model_advisor import ESTIMATE_MARGIN, Advice, Plan, advise
 from catalog.model_config import CONFIG_CHARS_MAX
 from catalog.selectors import gpu_offers
@@ -76,45 +77,54 @@ SERVER_EXAMPLE = {
     "gpus": 2,
     "sharding": "tensor",
 }
+# The answer to REQUEST_EXAMPLE on the seeded catalog (explanation and assumptions cut).
 RESPONSE_EXAMPLE = {
     "memory_gb": {
-        "weights": 37.2,
-        "gradients": 0.4,
+        "weights": 37.6,
+        "master": 0.0,
+        "gradients": 0.8,
         "optimizer": 1.5,
-        "activations": 10.0,
+        "activations": 6.3,
+        "logits": 7.8,
         "kv_cache": 0.0,
-        "overhead": 3.5,
-        "total": 52.5,
-        "per_gpu": 52.5,
+        "gathered": 0.0,
+        "overhead": 3.7,
+        "total": 57.7,
+        "per_gpu": 57.7,
     },
     "explanation": [
         {
-            "part": "activations",
-            "gb": 10.0,
-            "formula": "2·s·b·h·L + 34·s·b·h + 8·s·b·V B",
-            "source": "Korthikanti et al. 2022, “Reducing Activation Recomputation in Large "
-            "Transformer Models”",
-            "source_url": "https://arxiv.org/abs/2205.05198",
+            "part": "logits",
+            "gb": 7.8,
+            "on_gpu": True,
+            "per_gpu_gb": 7.8,
+            "formula": "(2 + 4 + 4 + 4 + 2)·t·V B",
+            "source": LOSS_SOURCES[Loss.FULL].title,
+            "source_url": LOSS_SOURCES[Loss.FULL].url,
         }
     ],
     "recommendation": {
-        "gpu": "a100-80gb",
+        "gpu": "h100-pcie",
         "quantity": 1,
         "term_days": 7,
         "fits_one_host": True,
-        "available_units": 16,
-        "configure_url": "/en/gpus/a100-80gb/configure/?environment=pytorch&quantity=1&term=7",
+        "available_units": 8,
+        "spare_share": 0.282,
+        "margin": 0.15,
+        "reason": "About 57.7 GB on each card of 80 GB: 28 % of what the card leaves after its "
+        "CUDA context (0.75 GB) stays free, above the margin of 15 % an estimate needs "
+        "(published peaks lie within a fifth of it).",
+        "term_reason": "7 days: room for an ablation series on Llama 3.1 70B (4096 tokens a step "
+        "on each card): rank or learning rate or data mix in turn, each run to a checkpoint you "
+        "can compare.",
+        "configure_url": "/en/gpus/h100-pcie/configure/?environment=pytorch&quantity=1&term=7",
     },
-    "alternatives": [
-        {
-            "change": "Sequences of 2048 tokens instead of 4096, if your examples allow.",
-            "gpu": "rtx-a6000",
-            "quantity": 1,
-            "per_gpu_gb": 42.4,
-            "configure_url": "/en/gpus/rtx-a6000/configure/?environment=pytorch&quantity=1&term=7",
-        }
+    "alternatives": [],
+    "assumptions": [
+        "GB are 2^30 bytes, as PyTorch and nvidia-smi count them.",
+        "Each card keeps 15 % of what its CUDA context leaves free: longer inputs, validation "
+        "and an estimate's error need the rest.",
     ],
-    "assumptions": ["GB are 2^30 bytes, as PyTorch and nvidia-smi count them."],
 }
 ARCHITECTURE_EXAMPLE = {
     "slug": "llama-3.1-70b",

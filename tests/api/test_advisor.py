@@ -223,7 +223,12 @@ def test_the_models_are_listed_with_their_architecture(anonymous):
 def test_the_schema_documents_the_advisor_with_examples(client):
     schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
     operation = schema["paths"]["/api/v1/advisor/"]["post"]
-    assert operation["requestBody"]["content"]["application/json"]["examples"]
+    examples = operation["requestBody"]["content"]["application/json"]["examples"]
+    asked = [example["value"] for example in examples.values()]
+    for setting in ("stack", "gpus", "optimizer_in_backward", "lora_targets", "config_json"):
+        assert any(setting in value for value in asked), setting
+    for setting in ("kv_cache_fp8", "context_length", "concurrent_sequences", "sharding"):
+        assert any(setting in value for value in asked), setting
     assert operation["responses"]["200"]["content"]["application/json"]["examples"]
     assert "400" in operation["responses"]
     assert schema["paths"]["/api/v1/advisor/models/"]["get"]["description"]
