@@ -93,16 +93,26 @@ DEEPSPEED_DOCS = Source(
     "DeepSpeed, “Zero Redundancy Optimizer” tutorial",
     "https://www.deepspeed.ai/tutorials/zero/",
 )
-PRESETS: dict[Stack, Preset] = {
-    Stack.TRANSFORMERS: Preset(
-        name="Hugging Face Transformers / TRL",
-        source=TRANSFORMERS_DOCS,
+
+
+def _mixed_precision(name: str, source: Source, sharding: Sharding) -> Preset:
+    """The Trainer's way, also DeepSpeed's and Accelerate's FSDP: 16-bit weights with an fp32
+    master copy, AdamW's moments in fp32, the whole logits, PEFT's fp32 adapters."""
+    return Preset(
+        name=name,
+        source=source,
         optimizer_full=Optimizer.ADAMW,
         optimizer_adapters=Optimizer.ADAMW,
         master_weights=True,
         loss=Loss.FULL,
-        sharding=Sharding.FULL,
+        sharding=sharding,
         adapters_fp32=True,
+    )
+
+
+PRESETS: dict[Stack, Preset] = {
+    Stack.TRANSFORMERS: _mixed_precision(
+        "Hugging Face Transformers / TRL", TRANSFORMERS_DOCS, Sharding.FULL
     ),
     Stack.TORCHTUNE: Preset(
         name="torchtune",
@@ -146,48 +156,16 @@ PRESETS: dict[Stack, Preset] = {
         adapters_fp32=True,
         packing=True,
     ),
-    Stack.DEEPSPEED_ZERO1: Preset(
-        name="DeepSpeed ZeRO-1",
-        source=DEEPSPEED_DOCS,
-        optimizer_full=Optimizer.ADAMW,
-        optimizer_adapters=Optimizer.ADAMW,
-        master_weights=True,
-        loss=Loss.FULL,
-        sharding=Sharding.ZERO1,
-        adapters_fp32=True,
-    ),
-    Stack.DEEPSPEED_ZERO2: Preset(
-        name="DeepSpeed ZeRO-2",
-        source=DEEPSPEED_DOCS,
-        optimizer_full=Optimizer.ADAMW,
-        optimizer_adapters=Optimizer.ADAMW,
-        master_weights=True,
-        loss=Loss.FULL,
-        sharding=Sharding.ZERO2,
-        adapters_fp32=True,
-    ),
-    Stack.DEEPSPEED_ZERO3: Preset(
-        name="DeepSpeed ZeRO-3",
-        source=DEEPSPEED_DOCS,
-        optimizer_full=Optimizer.ADAMW,
-        optimizer_adapters=Optimizer.ADAMW,
-        master_weights=True,
-        loss=Loss.FULL,
-        sharding=Sharding.FULL,
-        adapters_fp32=True,
-    ),
-    Stack.FSDP: Preset(
-        name="PyTorch FSDP (Accelerate)",
-        source=Source(
+    Stack.DEEPSPEED_ZERO1: _mixed_precision("DeepSpeed ZeRO-1", DEEPSPEED_DOCS, Sharding.ZERO1),
+    Stack.DEEPSPEED_ZERO2: _mixed_precision("DeepSpeed ZeRO-2", DEEPSPEED_DOCS, Sharding.ZERO2),
+    Stack.DEEPSPEED_ZERO3: _mixed_precision("DeepSpeed ZeRO-3", DEEPSPEED_DOCS, Sharding.FULL),
+    Stack.FSDP: _mixed_precision(
+        "PyTorch FSDP (Accelerate)",
+        Source(
             "PyTorch, “Getting Started with Fully Sharded Data Parallel (FSDP)”",
             "https://pytorch.org/tutorials/intermediate/FSDP_tutorial.html",
         ),
-        optimizer_full=Optimizer.ADAMW,
-        optimizer_adapters=Optimizer.ADAMW,
-        master_weights=True,
-        loss=Loss.FULL,
-        sharding=Sharding.FULL,
-        adapters_fp32=True,
+        Sharding.FULL,
     ),
 }
 

@@ -179,3 +179,42 @@ def test_when_the_h200_are_too_few_today_a_70b_full_fine_tune_gets_enough_h100_i
     assert plan.gpu.slug == "h100-sxm"
     assert plan.gpu.available_units >= plan.quantity > 4
     assert plan.per_gpu_gb <= holds_gb(80)
+
+
+def test_a_card_at_87_percent_of_its_memory_is_never_said_to_hold_an_estimate():
+    assert holds_gb(24) < 0.87 * 24
+    assert holds_gb(80) < 0.87 * 80
+
+
+def test_the_cheaper_change_holds_with_the_margin_under_the_same_stack(seeded_catalog):
+    # A full fine-tune of Llama 2 7B on one GPU under the Trainer's mixed precision (18 bytes
+    # a weight, 113 GB) fits no card with the margin; 8-bit Adam (12 bytes) still needs more
+    # than a 48 GB card: the change offered must hold where it says.
+    from catalog.advisor_jobs import job_build
+
+    job = job_build(model="llama-2-7b", job="full", stack="transformers", gpus=1)
+    advice = advise(job=job, offers=gpu_offers())
+    assert advice.plan.gpu is None
+    alternative = advice.alternative
+    assert alternative is not None
+    assert alternative.job.stack == job.stack
+    assert alternative.plan.gpu.memory_gb > 48
+    changed = memory_estimate(alternative.job)
+    assert changed.per_gpu_gb(alternative.plan.quantity) <= holds_gb(alternative.plan.gpu.memory_gb)
+
+
+def test_the_term_and_its_reason_follow_the_job(seeded_catalog):
+    from catalog.advisor_jobs import job_build
+
+    jobs = [
+        job_build(model="llama-3.1-8b", job="inference"),
+        job_build(model="llama-3.1-8b", job="inference", concurrent_sequences=64),
+        job_build(model="mistral-7b", job="qlora"),
+        job_build(model="llama-3.1-70b", job="lora", stack="torchtune", gpus=8),
+        job_build(model="llama-3.1-70b", job="full", stack="torchtune"),
+    ]
+    answers = [advise(job=job, offers=gpu_offers()) for job in jobs]
+    assert [advice.term_days for advice in answers] == [3, 7, 3, 7, 30]
+    reasons = [str(advice.term_reason) for advice in answers]
+    assert len(set(reasons)) == len(reasons)
+    assert "Mistral 7B" in reasons[2] and "64" in reasons[1]
