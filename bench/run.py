@@ -18,6 +18,8 @@ The machine is shared and noisy, so each row compares things measured side by si
 5. Memory: a web worker's RSS after 1,000 and after 20,000 mixed requests; a watcher
    process's RSS with 10 and with 10,000 open invoices (bench/memory.py).
 6. Provisioning: paid -> SSH login possible on a local OpenSSH host (bench/provisioning_bench.py).
+7. Advisor: the model advisor's estimate and plan, and its whole API answer, one request at a
+   time in the bench process (bench/advisor_bench.py).
 
 Everything runs on 127.0.0.1; gunicorn and anvil are started here and stopped on exit,
 Ctrl-C or SIGTERM. Progress goes to stderr, the table to stdout.
@@ -46,7 +48,7 @@ from bench.people import people_create  # noqa: E402
 from bench.table import Row, table_render  # noqa: E402
 from bench.web import BASELINE, Gunicorn, wrk_path  # noqa: E402
 
-SECTIONS = ("http", "orders", "watcher", "latency", "memory", "provisioning")
+SECTIONS = ("http", "orders", "watcher", "latency", "memory", "provisioning", "advisor")
 WEB_MAX_GROWTH = 0.10
 WATCHER_MAX_GROWTH = 0.20
 HEADS_P95_SECONDS = 0.5
@@ -80,6 +82,8 @@ NOTES = [
     "6: Debian's sshd on 127.0.0.1 as the GPU host; Celery inline, so a worker's queue wait "
     "is not counted; the clock starts at the paid transition and stops at the customer's "
     "first successful `ssh -i`.",
+    "7: the seeded catalog; anonymous, as the advisor's users are; the throttle counts these "
+    "requests too (600/min), which 4 x 51 stay under.",
 ]
 
 
@@ -479,6 +483,10 @@ def main() -> None:
             rows += chain_rows(args)
         if "provisioning" in args.only:
             rows += provisioning_rows(args)
+        if "advisor" in args.only:
+            from bench.advisor_bench import advisor_rows
+
+            rows += advisor_rows()
 
     cpus = os.cpu_count()
     print(
