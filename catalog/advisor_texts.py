@@ -78,11 +78,11 @@ def _training_assumptions(job: Job) -> list[Text]:
     notes: list[Text] = [
         format_lazy(
             _(
-                "Stack: {stack}, with its defaults where you left a setting out ({source}). "
+                "Stack: {stack} ({source}), with its defaults where you left a setting out. "
                 "Optimizer: {optimizer}."
             ),
             stack=preset.name,
-            source=preset.source.url,
+            source=preset.source.title,
             optimizer=OPTIMIZER_LABELS[job.optimizer],
         ),
         _(

@@ -24,7 +24,7 @@ from catalog.selectors import (
     gpu_page,
     gpus_by_slugs,
 )
-from catalog.training_stacks import SHARDING_LABELS, STACK_LABELS
+from catalog.training_stacks import PRESETS, SHARDING_LABELS, STACK_LABELS
 
 logger = logging.getLogger(__name__)
 
@@ -106,6 +106,7 @@ def model_advisor(request):
             ],
             gathered_gb=estimate.gathered_gb(cards),
             stack_name=STACK_LABELS[job.stack],
+            stack_source=PRESETS[job.stack].source,
             sharding_name=SHARDING_LABELS[job.sharding],
         )
         if job.trains:
