@@ -19,6 +19,8 @@ The machine is shared and noisy, so each row compares things measured side by si
    process's RSS with 10 and with 10,000 open invoices (bench/memory.py).
 6. Provisioning: paid -> SSH login possible on a local OpenSSH host, and (6b) inside the
    rental's container on a Docker Engine of the bench's own (bench/provisioning_bench.py).
+7. Advisor: the model advisor's estimate and plan, and its whole API answer, one request at a
+   time in the bench process (bench/advisor_bench.py).
 
 Everything runs on 127.0.0.1; gunicorn and anvil are started here and stopped on exit,
 Ctrl-C or SIGTERM. Progress goes to stderr, the table to stdout.
@@ -47,7 +49,7 @@ from bench.people import people_create  # noqa: E402
 from bench.table import Row, table_render  # noqa: E402
 from bench.web import BASELINE, Gunicorn, wrk_path  # noqa: E402
 
-SECTIONS = ("http", "orders", "watcher", "latency", "memory", "provisioning")
+SECTIONS = ("http", "orders", "watcher", "latency", "memory", "provisioning", "advisor")
 WEB_MAX_GROWTH = 0.10
 WATCHER_MAX_GROWTH = 0.20
 HEADS_P95_SECONDS = 0.5
@@ -85,6 +87,8 @@ NOTES = [
     "each order's container created and started, then the login through its own port lands "
     "in it; measured here 2026-12-07, 10 orders: median 4.03 s, p95 5.04 s (row 6 in that "
     "run: median 1.53 s).",
+    "7: the seeded catalog; anonymous, as the advisor's users are; the throttle counts these "
+    "requests too (600/min), which 4 x 51 stay under.",
 ]
 
 
@@ -490,6 +494,10 @@ def main() -> None:
             rows += chain_rows(args)
         if "provisioning" in args.only:
             rows += provisioning_rows(args)
+        if "advisor" in args.only:
+            from bench.advisor_bench import advisor_rows
+
+            rows += advisor_rows()
 
     cpus = os.cpu_count()
     print(

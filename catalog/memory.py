@@ -1,4 +1,5 @@
-"""Peak GPU memory of an inference or fine-tuning job, worked out from the model's architecture.
+"""Peak GPU memory of an inference or fine-tuning job, worked out from the model's architecture
+and the settings of the stack that runs it (catalog.training_stacks).
 
 Pure functions on floats, in GB of 2**30 bytes (what PyTorch and nvidia-smi count). Each part
 carries its formula, in the symbols the advisor page explains, and the published source it
@@ -12,20 +13,45 @@ from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
 from catalog.llm_models import Architecture
+from catalog.memory_sources import (
+    ANATOMY,
+    GPTQ,
+    KORTHIKANTI,
+    KV_FP8,
+    LORA,
+    LOSS_SOURCES,
+    OPTIMIZER_IN_BACKWARD,
+    OPTIMIZER_SOURCES,
+    PAGED_ATTENTION,
+    QLORA,
+    ZERO,
+    ZERO_OFFLOAD,
+    Source,
+)
+from catalog.training_stacks import SHARDED_PARTS, Loss, Optimizer, Sharding, Stack
 
 GB = 2**30
 # Text in the active language: a string or a lazy translation.
 Text = str | Promise
-# The CUDA context, cuBLAS workspaces and kernels, per card, outside what tensors hold.
-OVERHEAD_FIXED_GB = 1.0
+# What the driver, the CUDA context and its loaded kernels, cuBLAS and NCCL take on each
+# card outside PyTorch's counters (nvidia-smi shows it, torch.cuda.max_memory_reserved
+# does not).
+CUDA_CONTEXT_GB = 0.75
+# Workspaces PyTorch's caching allocator hands out itself (cuBLAS, the scaled-dot-product
+# kernels).
+WORKSPACE_GB = 0.25
 # The caching allocator's fragmentation and temporary buffers, on top of the tensors.
 OVERHEAD_SHARE = 0.05
 # NF4 stores 4 bits a weight; double quantisation brings its block constants down from
 # 0.5 to 0.127 bits a weight (QLoRA paper, section 3).
 NF4_BITS = 4 + 0.127
+# GPTQ and AWQ: 4 bits a weight, an fp16 scale and a 4-bit zero point per group of 128.
+GROUP_4BIT_BITS = 4 + (16 + 4) / 128
 # An inference server fills its cache in prefill chunks of about this many tokens (vLLM's
 # chunked prefill), so the working activations do not grow with the whole batch.
 PREFILL_TOKENS_MAX = 8192
+# torchtune's CEWithChunkedOutputLoss: 8 chunks, each upcast to fp32 in turn.
+LOSS_CHUNKS = 8
 
 
 class JobKind(StrEnum):
@@ -39,40 +65,62 @@ class Precision(StrEnum):
     FP32 = "fp32"
     BF16 = "bf16"
     FP16 = "fp16"
+    FP8 = "fp8"
     INT8 = "int8"
+    GPTQ = "gptq"
+    AWQ = "awq"
     NF4 = "nf4"
-
-
-class Optimizer(StrEnum):
-    ADAMW = "adamw"
-    ADAMW_8BIT = "adamw_8bit"
 
 
 BYTES_PER_WEIGHT = {
     Precision.FP32: 4.0,
     Precision.BF16: 2.0,
     Precision.FP16: 2.0,
+    Precision.FP8: 1.0,
     Precision.INT8: 1.0,
+    Precision.GPTQ: GROUP_4BIT_BITS / 8,
+    Precision.AWQ: GROUP_4BIT_BITS / 8,
     Precision.NF4: NF4_BITS / 8,
 }
-QUANTIZED = frozenset({Precision.INT8, Precision.NF4})
+QUANTIZED = frozenset({Precision.FP8, Precision.INT8, Precision.GPTQ, Precision.AWQ, Precision.NF4})
 # The first is the default of each job. Full fine-tuning updates every weight: it cannot
-# hold them quantised. QLoRA is LoRA on NF4 weights; LoRA on 8-bit weights (LLM.int8) is
-# its own job.
+# hold them quantised. QLoRA is LoRA on NF4 weights; LoRA on 8-bit (LLM.int8), GPTQ or AWQ
+# weights (PEFT supports all three) is LoRA.
 PRECISIONS = {
     JobKind.INFERENCE: (
         Precision.BF16,
         Precision.FP16,
         Precision.FP32,
+        Precision.FP8,
         Precision.INT8,
+        Precision.GPTQ,
+        Precision.AWQ,
         Precision.NF4,
     ),
     JobKind.FULL: (Precision.BF16, Precision.FP16, Precision.FP32),
-    JobKind.LORA: (Precision.BF16, Precision.FP16, Precision.FP32, Precision.INT8),
+    JobKind.LORA: (
+        Precision.BF16,
+        Precision.FP16,
+        Precision.FP32,
+        Precision.INT8,
+        Precision.GPTQ,
+        Precision.AWQ,
+    ),
     JobKind.QLORA: (Precision.NF4,),
 }
-# Adam keeps two moments a trainable weight: 8 bytes in fp32, 2 in 8-bit (bitsandbytes).
-OPTIMIZER_BYTES = {Optimizer.ADAMW: 8, Optimizer.ADAMW_8BIT: 2}
+# Bytes of optimizer state a trainable weight keeps on the card: Adam's two moments.
+# Paged states live in CUDA unified memory and are evicted to the CPU when the card is full
+# (the QLoRA paper's paged optimizers): PyTorch's counters never see them.
+OPTIMIZER_BYTES = {
+    Optimizer.ADAMW: 8,
+    Optimizer.ADAMW_BF16: 4,
+    Optimizer.ADAMW_8BIT: 2,
+    Optimizer.PAGED_ADAMW_8BIT: 2,
+    Optimizer.CPU_OFFLOAD: 8,
+}
+OFF_THE_CARD = frozenset({Optimizer.PAGED_ADAMW_8BIT, Optimizer.CPU_OFFLOAD})
+LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+ALL_LINEAR = frozenset(LORA_TARGETS)
 
 
 def default_precision(kind: JobKind) -> Precision:
@@ -81,50 +129,38 @@ def default_precision(kind: JobKind) -> Precision:
 
 
 @dataclass(frozen=True)
-class Source:
-    title: str
-    url: str
-
-
-ANATOMY = Source(
-    "Hugging Face, “Model training anatomy”",
-    "https://huggingface.co/docs/transformers/model_memory_anatomy",
-)
-KORTHIKANTI = Source(
-    "Korthikanti et al. 2022, “Reducing Activation Recomputation in Large Transformer Models”",
-    "https://arxiv.org/abs/2205.05198",
-)
-QLORA = Source(
-    "Dettmers et al. 2023, “QLoRA: Efficient Finetuning of Quantized LLMs”",
-    "https://arxiv.org/abs/2305.14314",
-)
-LORA = Source(
-    "Hu et al. 2021, “LoRA: Low-Rank Adaptation of Large Language Models”",
-    "https://arxiv.org/abs/2106.09685",
-)
-PAGED_ATTENTION = Source(
-    "Kwon et al. 2023, “Efficient Memory Management for LLM Serving with PagedAttention”",
-    "https://arxiv.org/abs/2309.06180",
-)
-ZERO = Source(
-    "Rajbhandari et al. 2020, “ZeRO: Memory Optimizations Toward Training Trillion Parameter "
-    "Models”",
-    "https://arxiv.org/abs/1910.02054",
-)
-
-
-@dataclass(frozen=True)
 class Job:
     model: Architecture
     kind: JobKind
     precision: Precision
+    stack: Stack = Stack.TRANSFORMERS
     optimizer: Optimizer = Optimizer.ADAMW
+    master_weights: bool = False
+    optimizer_in_backward: bool = False
+    loss: Loss = Loss.FULL
     sequence_length: int = 2048
     micro_batch: int = 1
+    packing: bool = False
     lora_rank: int = 16
+    lora_targets: frozenset[str] = ALL_LINEAR
+    adapters_fp32: bool = False
+    # Embedding and output head trained in full (PEFT's modules_to_save, torchtune's
+    # apply_lora_to_output): a trainable copy with its gradients and states.
+    trainable_embeddings: bool = False
     gradient_checkpointing: bool = True
+    offload_checkpoints: bool = False
+    # torch.compile fuses the norms' and the MLP's pointwise work: their inputs are not kept.
+    compiled: bool = False
+    # Across several cards (inference: NONE keeps a whole replica on each card, anything
+    # else is tensor parallelism).
+    sharding: Sharding = Sharding.FULL
+    # FSDP's CPUOffload(offload_params=True), ZeRO-3's offload_param: weights, gradients and
+    # optimizer on the CPU, each layer brought to the card when it runs.
+    offload_parameters: bool = False
+    gpus: int | None = None  # what the customer asked for; None: the fewest that hold it
     context_length: int = 4096
     concurrent_sequences: int = 1
+    kv_cache_fp8: bool = False
 
     @property
     def trains(self) -> bool:
@@ -134,26 +170,38 @@ class Job:
     def adapts(self) -> bool:
         return self.kind in (JobKind.LORA, JobKind.QLORA)
 
+    @property
+    def tokens(self) -> int:
+        """Tokens of one micro-batch on each card."""
+        return self.sequence_length * self.micro_batch
+
+    @property
+    def sharded_parts(self) -> frozenset[str]:
+        if self.trains:
+            return SHARDED_PARTS[self.sharding]
+        replicas = self.sharding == Sharding.NONE
+        return SHARDED_PARTS[Sharding.NONE if replicas else Sharding.TENSOR]
+
 
 PART_NAMES = {
     "weights": _("Weights"),
     "adapters": _("LoRA adapters"),
+    "master": _("fp32 master weights"),
     "gradients": _("Gradients"),
     "optimizer": _("Optimizer states"),
     "activations": _("Activations"),
+    "logits": _("Logits and loss"),
     "kv_cache": _("KV cache"),
 }
 
 
 @dataclass(frozen=True)
 class Part:
-    key: str  # weights, adapters, gradients, optimizer, activations, kv_cache
+    key: str  # one of PART_NAMES
     gb: float
     formula: str
     source: Source
-    # Divided among the cards of a sharded job (FSDP/ZeRO-3 shards weights, gradients and
-    # optimizer states; tensor parallelism splits weights and the KV cache by heads).
-    shards: bool
+    on_gpu: bool = True  # False: held in CPU memory (offloaded or paged), shown, not counted
 
     @property
     def name(self) -> Text:
@@ -169,25 +217,42 @@ class Estimate:
     def gb(self, key: str) -> float:
         return sum(part.gb for part in self.parts if part.key == key)
 
-    def gathered_gb(self, cards: int) -> float:
-        """Sharded training (FSDP, ZeRO-3) gathers each layer's whole weights before using
-        them, and the next layer's ahead of time (prefetch): two layers live unsharded on
-        every card. Tensor-parallel inference keeps its weights split: nothing is gathered."""
-        if cards == 1 or not self.job.trains:
+    def gpu_gb(self, key: str) -> float:
+        return sum(part.gb for part in self.parts if part.key == key and part.on_gpu)
+
+    def part_gb(self, part: Part, cards: int) -> float:
+        """What `part` takes on each of `cards` cards."""
+        if not part.on_gpu:
             return 0.0
-        return 2 * self.gb("weights") / self.job.model.layers
+        return part.gb / cards if part.key in self.job.sharded_parts else part.gb
+
+    def gathered_gb(self, cards: int) -> float:
+        """Sharded or offloaded weights are gathered a layer at a time before use, the next
+        layer's ahead of time (prefetch): two layers live whole on every card; a full
+        fine-tune also holds one layer's whole gradients before they are reduced and
+        scattered. Tensor-parallel inference keeps its weights split: nothing is gathered."""
+        job = self.job
+        sharded = cards > 1 and "weights" in job.sharded_parts
+        if not job.trains or not (sharded or job.offload_parameters):
+            return 0.0
+        layer = self.gb("weights") / job.model.layers
+        return (3 if job.kind == JobKind.FULL else 2) * layer
 
     def load_gb(self, cards: int = 1) -> float:
         """What tensors hold on each of `cards` cards."""
-        split = sum(part.gb / cards if part.shards else part.gb for part in self.parts)
-        return split + self.gathered_gb(cards)
+        return sum(self.part_gb(part, cards) for part in self.parts) + self.gathered_gb(cards)
 
     def overhead_gb(self, cards: int = 1) -> float:
         return overhead_gb(self.load_gb(cards))
 
     def per_gpu_gb(self, cards: int) -> float:
+        """The peak on each card as nvidia-smi shows it: tensors, allocator, CUDA context."""
         load = self.load_gb(cards)
         return load + overhead_gb(load)
+
+    def reserved_gb(self, cards: int) -> float:
+        """The peak as torch.cuda.max_memory_reserved() reports it: without the context."""
+        return self.per_gpu_gb(cards) - CUDA_CONTEXT_GB
 
     @property
     def total_gb(self) -> float:
@@ -195,106 +260,179 @@ class Estimate:
 
 
 def overhead_gb(load_gb: float) -> float:
-    return OVERHEAD_FIXED_GB + OVERHEAD_SHARE * load_gb
+    return CUDA_CONTEXT_GB + WORKSPACE_GB + OVERHEAD_SHARE * load_gb
 
 
-def lora_parameters(model: Architecture, rank: int) -> int:
-    """Adapters on every linear layer of each block, as the QLoRA paper found necessary: a
-    matrix d_in x d_out gains r·(d_in + d_out) weights (LoRA paper)."""
+def lora_parameters(model: Architecture, rank: int, targets: frozenset[str] = ALL_LINEAR) -> int:
+    """Adapters on the targeted linear layers of each block: a matrix d_in x d_out gains
+    r·(d_in + d_out) weights (LoRA paper); every expert's MLP gets its own."""
     h = model.hidden_size
     query = model.attention_heads * model.head_dim
     key_value = model.kv_heads * model.head_dim
-    attention = (h + query) + 2 * (h + key_value) + (query + h)
-    mlp = model.experts * 3 * (h + model.intermediate_size)
-    return rank * model.layers * (attention + mlp)
+    shapes = {
+        "q_proj": h + query,
+        "k_proj": h + key_value,
+        "v_proj": h + key_value,
+        "o_proj": query + h,
+        "gate_proj": model.experts * (h + model.intermediate_size),
+        "up_proj": model.experts * (h + model.intermediate_size),
+        "down_proj": model.experts * (model.intermediate_size + h),
+    }
+    return rank * model.layers * sum(shapes[target] for target in targets)
 
 
 def _weights(job: Job) -> Part:
     model, size = job.model, BYTES_PER_WEIGHT[job.precision]
+    on_gpu = not (job.trains and job.offload_parameters)
     if job.precision in QUANTIZED:
         # Loaders quantise the linear layers only: embeddings and output head stay 16-bit.
         embeddings = model.embedding_parameters
         gb = ((model.parameters - embeddings) * size + embeddings * 2) / GB
         formula = f"(P - E) · {size:.4g} B + E · 2 B"
-        source = QLORA if job.precision == Precision.NF4 else ANATOMY
-    else:
-        gb, formula, source = model.parameters * size / GB, f"P · {size:g} B", ANATOMY
-    return Part("weights", gb, formula, source, shards=True)
+        source = {Precision.NF4: QLORA, Precision.GPTQ: GPTQ, Precision.AWQ: GPTQ}.get(
+            job.precision, ANATOMY
+        )
+        return Part("weights", gb, formula, source, on_gpu)
+    return Part("weights", model.parameters * size / GB, f"P · {size:g} B", ANATOMY, on_gpu)
 
 
-def _trainable_bytes(job: Job) -> int:
-    """Bytes of a trainable weight and of its gradient: fp32 when the job runs in fp32,
-    else 16-bit (the QLoRA paper's count of 16-bit fine-tuning: 2 + 2 + 8 bytes)."""
-    return 4 if job.precision == Precision.FP32 else 2
+def _trainable_width(job: Job) -> int:
+    """Bytes of a trainable weight: fp32 when the job runs in fp32 or the stack keeps its
+    adapters in fp32 (PEFT), else 16-bit."""
+    if job.precision == Precision.FP32 or (job.adapts and job.adapters_fp32):
+        return 4
+    return 2
+
+
+def trainable_parameters(job: Job) -> int:
+    """Every weight for a full fine-tune; the adapters, and the embedding and output head
+    when they are trained too, for LoRA."""
+    if not job.adapts:
+        return job.model.parameters
+    adapters = lora_parameters(job.model, job.lora_rank, job.lora_targets)
+    return adapters + (job.model.embedding_parameters if job.trainable_embeddings else 0)
+
+
+def _gradients(job: Job, trainable: int, symbol: str) -> Part:
+    # Mixed precision accumulates gradients in fp32 next to the master weights.
+    width = 4 if job.master_weights else _trainable_width(job)
+    on_gpu = not job.offload_parameters
+    if job.optimizer_in_backward:
+        # Each gradient is applied and freed as soon as the backward pass produces it: the
+        # largest one, the embedding's (or an MLP matrix's), is the most alive at once.
+        hidden = job.model.hidden_size
+        largest = hidden * max(job.model.vocabulary, job.model.intermediate_size)
+        if job.adapts:
+            largest = job.lora_rank * (job.model.hidden_size + job.model.intermediate_size)
+        gb = min(largest, trainable) * width / GB
+        return Part("gradients", gb, f"max(V·h, ·) · {width} B", OPTIMIZER_IN_BACKWARD, on_gpu)
+    return Part("gradients", trainable * width / GB, f"{symbol} · {width} B", ANATOMY, on_gpu)
 
 
 def _training_parts(job: Job, trainable: int) -> tuple[Part, ...]:
-    width = _trainable_bytes(job)
+    width = _trainable_width(job)
     symbol = "T" if job.adapts else "P"
     parts: list[Part] = []
+    states_on_gpu = job.optimizer not in OFF_THE_CARD and not job.offload_parameters
     if job.adapts:
         # The adapters themselves, on top of the frozen weights.
-        parts.append(Part("adapters", trainable * width / GB, f"T · {width} B", LORA, shards=True))
+        parts.append(
+            Part(
+                "adapters",
+                trainable * width / GB,
+                f"T · {width} B",
+                LORA,
+                not job.offload_parameters,
+            )
+        )
+    if job.master_weights and width == 2:
+        source = ZERO_OFFLOAD if job.optimizer == Optimizer.CPU_OFFLOAD else ZERO
+        parts.append(Part("master", trainable * 4 / GB, f"{symbol} · 4 B", source, states_on_gpu))
     optimizer = OPTIMIZER_BYTES[job.optimizer]
     parts += [
-        Part("gradients", trainable * width / GB, f"{symbol} · {width} B", ANATOMY, shards=True),
+        _gradients(job, trainable, symbol),
         Part(
             "optimizer",
             trainable * optimizer / GB,
             f"{symbol} · {optimizer} B",
-            ZERO if optimizer == 8 else ANATOMY,
-            shards=True,
+            OPTIMIZER_SOURCES[job.optimizer],
+            states_on_gpu,
         ),
     ]
     return tuple(parts)
 
 
-def _layer_activation_factor(model: Architecture) -> int:
-    """Korthikanti et al.'s 34 bytes per token and hidden unit of a layer (11 attention,
-    19 MLP, 4 norms) when fused attention (PyTorch SDPA, FlashAttention) recomputes the
-    scores; a mixture of experts runs the MLP of each active expert."""
-    return 15 + 19 * model.active_experts
+def layer_bytes_per_token(model: Architecture, compiled: bool = False) -> int:
+    """What one decoder layer keeps per token for its backward pass in 16 bits, following
+    Korthikanti et al.'s count with fused attention (scores recomputed) and a gated MLP:
+    the two norms' inputs (4·h), the attention's input, queries, keys, values and output
+    (2·h + 4·q + 4·kv), the MLP's input (2·h) and, per active expert, its gate, up,
+    activation and product (8·I). Compiled, the norms and the activation-product are fused
+    and recomputed: neither the norms' inputs nor the last two MLP tensors are kept."""
+    h = model.hidden_size
+    query = model.attention_heads * model.head_dim
+    key_value = model.kv_heads * model.head_dim
+    mlp = (4 if compiled else 8) * model.active_experts * model.intermediate_size
+    return (4 if compiled else 8) * h + 4 * query + 4 * key_value + mlp
 
 
 def layer_activations_gb(job: Job) -> tuple[float, float]:
     """What one layer keeps for the backward pass without recomputation, and with it (its
-    input only): Korthikanti et al.'s 34·s·b·h and 2·s·b·h bytes."""
-    tokens = job.sequence_length * job.micro_batch
+    input only, 2·t·h bytes)."""
     scale = 2 if job.precision == Precision.FP32 else 1  # fp32 activations are twice as wide
-    width = scale * tokens * job.model.hidden_size
-    return _layer_activation_factor(job.model) * width / GB, 2 * width / GB
+    whole = scale * job.tokens * layer_bytes_per_token(job.model, job.compiled) / GB
+    return whole, scale * 2 * job.tokens * job.model.hidden_size / GB
 
 
 def _activations(job: Job) -> Part:
     model = job.model
-    factor = _layer_activation_factor(model)
+    scale = 2 if job.precision == Precision.FP32 else 1
     if not job.trains:
-        scale = 2 if job.precision == Precision.FP32 else 1
         tokens = min(job.context_length * job.concurrent_sequences, PREFILL_TOKENS_MAX)
         width = (
-            factor * tokens * model.hidden_size + 4 * job.concurrent_sequences * model.vocabulary
+            tokens * layer_bytes_per_token(model) + 4 * job.concurrent_sequences * model.vocabulary
         )
-        formula = f"{factor}·t·h + 4·c·V B (t = min(s·c, {PREFILL_TOKENS_MAX}))"
-        return Part("activations", scale * width / GB, formula, KORTHIKANTI, shards=False)
+        formula = f"t·a + 4·c·V B (t = min(s·c, {PREFILL_TOKENS_MAX}))"
+        return Part("activations", scale * width / GB, formula, KORTHIKANTI)
     whole_layer, layer_input = layer_activations_gb(job)
-    if job.gradient_checkpointing:
-        # Each layer keeps its input; one layer at a time is recomputed in full.
-        stored = model.layers * layer_input + whole_layer
-        formula = f"2·s·b·h·L + {factor}·s·b·h + 8·s·b·V B"
+    if not job.gradient_checkpointing:
+        return Part("activations", model.layers * whole_layer, "a·t·L B", KORTHIKANTI)
+    if job.offload_checkpoints:
+        # The checkpoints wait in CPU memory; one layer is recomputed on the card at a time.
+        return Part("activations", whole_layer, "a·t B (2·t·h·L B on the CPU)", KORTHIKANTI)
+    # Each layer keeps its input; one layer at a time is recomputed in full.
+    stored = model.layers * layer_input + whole_layer
+    return Part("activations", stored, "2·t·h·L + a·t B", KORTHIKANTI)
+
+
+def _logits(job: Job) -> Part:
+    """The output projection and the loss, as the stack computes them."""
+    tokens, vocabulary = job.tokens, job.model.vocabulary
+    if job.loss == Loss.FULL:
+        # bf16 logits, their fp32 upcast, log-softmax, and the gradients of both.
+        gb, formula = 16 * tokens * vocabulary / GB, "(2 + 4 + 4 + 4 + 2)·t·V B"
+    elif job.loss == Loss.CHUNKED:
+        # One chunk at a time is upcast to fp32; what each chunk keeps for the backward pass
+        # is its fp32 log-probabilities, or, compiled, its bf16 logits.
+        kept = 2 if job.compiled else 4
+        gb = (kept + 4 / LOSS_CHUNKS) * tokens * vocabulary / GB
+        formula = f"({kept} + 4/{LOSS_CHUNKS})·t·V B"
     else:
-        stored = model.layers * whole_layer
-        formula = f"{factor}·s·b·h·L + 8·s·b·V B"
-    # The output logits and their gradient, in fp32 for the loss.
-    logits = 8 * job.sequence_length * job.micro_batch * model.vocabulary / GB
-    return Part("activations", stored + logits, formula, KORTHIKANTI, shards=False)
+        # Liger sizes its chunks so that a chunk's logits are about as large as the hidden
+        # states: t·h values in fp32, and their gradient.
+        gb, formula = 8 * tokens * job.model.hidden_size / GB, "8·t·h B"
+    return Part("logits", gb, formula, LOSS_SOURCES[job.loss])
 
 
 def _kv_cache(job: Job) -> Part:
     model = job.model
     width = 4 if job.precision == Precision.FP32 else 2
+    if job.kv_cache_fp8:
+        width = 1
     tokens = job.context_length * job.concurrent_sequences
     gb = 2 * model.layers * model.kv_heads * model.head_dim * tokens * width / GB
-    return Part("kv_cache", gb, f"2·L·n_kv·d_head·s·c · {width} B", PAGED_ATTENTION, True)
+    source = KV_FP8 if job.kv_cache_fp8 else PAGED_ATTENTION
+    return Part("kv_cache", gb, f"2·L·n_kv·d_head·s·c · {width} B", source)
 
 
 def memory_estimate(job: Job) -> Estimate:
@@ -304,6 +442,6 @@ def memory_estimate(job: Job) -> Estimate:
     if not job.trains:
         parts: tuple[Part, ...] = (_weights(job), _activations(job), _kv_cache(job))
         return Estimate(job=job, parts=parts, trainable_parameters=0)
-    trainable = lora_parameters(job.model, job.lora_rank) if job.adapts else job.model.parameters
-    parts = (_weights(job), *_training_parts(job, trainable), _activations(job))
+    trainable = trainable_parameters(job)
+    parts = (_weights(job), *_training_parts(job, trainable), _activations(job), _logits(job))
     return Estimate(job=job, parts=parts, trainable_parameters=trainable)

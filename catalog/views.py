@@ -22,6 +22,7 @@ from catalog.selectors import (
     gpu_page,
     gpus_by_slugs,
 )
+from catalog.training_stacks import PRESETS, SHARDING_LABELS, STACK_LABELS
 
 
 def cached_for_visitors(view):
@@ -90,7 +91,18 @@ def model_advisor(request):
     context: dict[str, object] = {"form": form, "advice": None, "layer_activations": None}
     if form.is_valid():
         job = form.cleaned_data["job_spec"]
-        context["advice"] = advise(job=job, offers=gpu_offers())
+        advice = advise(job=job, offers=gpu_offers())
+        estimate, cards = advice.plan.estimate, max(advice.plan.quantity, 1)
+        context.update(
+            advice=advice,
+            part_rows=[
+                {"part": part, "per_gpu": estimate.part_gb(part, cards)} for part in estimate.parts
+            ],
+            gathered_gb=estimate.gathered_gb(cards),
+            stack_name=STACK_LABELS[job.stack],
+            stack_source=PRESETS[job.stack].source,
+            sharding_name=SHARDING_LABELS[job.sharding],
+        )
         if job.trains:
             context["layer_activations"] = layer_activations_gb(job)
     return render(request, "catalog/model_advisor.html", context)

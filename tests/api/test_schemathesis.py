@@ -14,6 +14,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from catalog.services import catalog_seed
 from rental.wsgi import application
 from tests.factories import OrderFactory
 
@@ -57,3 +58,29 @@ def _keep_the_test_transaction():
 )
 def test_the_api_honours_its_schema(case, customer_key, store):
     case.call_and_validate(headers={"Authorization": f"Api-Key {customer_key[1]}"}, checks=CHECKS)
+
+
+# The advisor takes many settings that combine (a stack's preset, overrides, a pasted
+# config.json): its own, longer run, positive and negative, anonymous as its users are.
+advisor_schema = schema.include(path="/api/v1/advisor/", method="POST")
+
+
+@pytest.fixture
+def offers(db, settings):
+    """The seeded catalog to recommend from, and no throttle in the way of 150 requests."""
+    catalog_seed()
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"api": "100000/min"},
+    }
+
+
+@advisor_schema.parametrize()
+@settings(
+    max_examples=150,
+    deadline=None,
+    phases=[Phase.explicit, Phase.generate],
+    suppress_health_check=list(HealthCheck),
+)
+def test_the_advisor_answers_any_request_without_a_server_error(case, offers):
+    case.call_and_validate(checks=CHECKS)
