@@ -35,26 +35,28 @@ def _refused(request, order: Order, *, title: str, message: str, status: int):
     return render(request, "hosts/rental_refused.html", context, status=status)
 
 
-def _url_host(address: str) -> str:
-    return f"[{address}]" if ":" in address else address
-
-
 @login_required
 def order_jupyter(request, number):
     """To the rental's JupyterLab, logged in by its token: the owner's, while it is active."""
     order = order_for_user_or_404(user=request.user, number=number)
     if not order.has_jupyter:
         ended = order.status in ENDED
-        message = (
-            _("The term of this rental has ended: its JupyterLab is closed.")
-            if ended
-            else _("This rental has no JupyterLab running: it opens once the rental is active.")
-        )
+        if ended:
+            message = _("The term of this rental has ended: its JupyterLab is closed.")
+        elif order.has_access_details and order.jupyter_port:
+            # Running, but its host has no name per rental or no HTTPS (Order.jupyter_origin).
+            message = _(
+                "This machine offers no secure address for JupyterLab: reach it through SSH, "
+                "with ssh -L 8888:/run/locagpu/jupyter.sock, then open http://localhost:8888/."
+            )
+        else:
+            message = _(
+                "This rental has no JupyterLab running: it opens once the rental is active."
+            )
         title = _("JupyterLab is closed")
         return _refused(request, order, title=title, message=message, status=410 if ended else 409)
     query = urlencode({"token": order.jupyter_token})
-    address = f"{_url_host(order.access_host)}:{order.jupyter_port}"
-    response = HttpResponseRedirect(f"{order.jupyter_scheme}://{address}/lab?{query}")
+    response = HttpResponseRedirect(f"{order.jupyter_origin}/lab?{query}")
     # The token is in the address: kept out of caches and out of the next site's Referer.
     response["Cache-Control"] = "no-store"
     response["Referrer-Policy"] = "no-referrer"

@@ -1,3 +1,4 @@
+import ipaddress
 import secrets
 from datetime import timedelta
 
@@ -215,7 +216,31 @@ class Order(models.Model):
 
     @property
     def has_jupyter(self) -> bool:
-        return self.has_access_details and bool(self.jupyter_port and self.jupyter_token)
+        return self.has_access_details and bool(self.jupyter_origin)
+
+    @property
+    def jupyter_origin(self) -> str:
+        """Where the rental's JupyterLab answers: under a host name of its own, its container's
+        name below its host's (a wildcard DNS name and certificate on real hosts; below
+        `localhost`, loopback in every browser, on this machine's). Browsers keep cookies per
+        host name, not per port: on one name for all, the rentals of a host would share their
+        JupyterLab logins and a renter's own server on its port would receive the others'
+        (and, on this machine, the store's session). Empty where none may be offered: an IP
+        address has no name to give each rental, plain HTTP off this machine carries the
+        token in clear."""
+        if not (self.jupyter_port and self.jupyter_token and self.rental_container):
+            return ""
+        try:
+            address = ipaddress.ip_address(self.access_host)
+        except ValueError:
+            address = None
+        if (address is not None and address.is_loopback) or self.access_host == "localhost":
+            name = f"{self.rental_container}.localhost"
+        elif address is not None or self.jupyter_scheme != "https":
+            return ""
+        else:
+            name = f"{self.rental_container}.{self.access_host}"
+        return f"{self.jupyter_scheme}://{name}:{self.jupyter_port}"
 
     @property
     def runs_shared(self) -> bool:

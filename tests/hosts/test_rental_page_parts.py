@@ -35,6 +35,7 @@ def rental(customer, pytorch):
         jupyter_port=8443,
         jupyter_token=TOKEN,
         jupyter_scheme="https",
+        rental_container="locagpu-lg1",
     )
     order.refresh_from_db()
     return order
@@ -55,7 +56,7 @@ def test_the_owner_opens_jupyterlab_from_the_order_page_and_is_sent_there_with_i
 
     response = client.get(f"/fr/account/orders/{rental.number}/jupyter/")
     assert response.status_code == 302
-    assert response["Location"] == f"https://gpu-1.example.net:8443/lab?token={TOKEN}"
+    assert response["Location"].endswith(f".gpu-1.example.net:8443/lab?token={TOKEN}")
     assert response["Cache-Control"] == "no-store"
     assert response["Referrer-Policy"] == "no-referrer"
 
@@ -142,3 +143,38 @@ def test_an_ended_rental_on_two_hosts_offers_the_files_of_each(client, customer,
     for host in ("paris-1", "paris-2"):
         assert f"files.tar?host={host}" in page
         assert f"Télécharger vos fichiers de {host} (.tar)" in page
+
+
+def test_each_rentals_jupyterlab_has_a_host_name_of_its_own(client, customer, rental):
+    """Browsers keep cookies per host name, not per port: two rentals' JupyterLabs on one
+    host's name would share their login cookies, and a renter's own server on its port would
+    receive the others'. Each rental's JupyterLab is therefore under a name of its own."""
+    Order.objects.filter(pk=rental.pk).update(rental_container="locagpu-lg1")
+    client.force_login(customer)
+    response = client.get(f"/fr/account/orders/{rental.number}/jupyter/")
+    assert response["Location"] == f"https://locagpu-lg1.gpu-1.example.net:8443/lab?token={TOKEN}"
+
+    # make run's host: a name under localhost (loopback in every browser), never 127.0.0.1,
+    # the store's own origin (its session cookie would go to the rental's port).
+    Order.objects.filter(pk=rental.pk).update(access_host="127.0.0.1", jupyter_scheme="http")
+    response = client.get(f"/fr/account/orders/{rental.number}/jupyter/")
+    assert response["Location"] == f"http://locagpu-lg1.localhost:8443/lab?token={TOKEN}"
+
+
+@pytest.mark.parametrize(
+    ("address", "scheme"),
+    [("gpu-1.example.net", "http"), ("203.0.113.7", "https"), ("2001:db8::7", "https")],
+)
+def test_no_jupyterlab_is_offered_in_clear_off_this_machine_nor_without_a_name(
+    client, customer, rental, address, scheme
+):
+    """Plain HTTP off this machine would carry the token in clear; an IP address has no
+    name to give each rental."""
+    Order.objects.filter(pk=rental.pk).update(
+        rental_container="locagpu-lg1", access_host=address, jupyter_scheme=scheme
+    )
+    client.force_login(customer)
+    assert "Ouvrir JupyterLab" not in _page(client, rental)
+    response = client.get(f"/fr/account/orders/{rental.number}/jupyter/")
+    assert response.status_code == 409
+    assert TOKEN not in response.content.decode()
