@@ -73,6 +73,9 @@ def celery_eager():
     (a drill's broker fixture may have turned it off in between)."""
     from rental.celery import app
 
+    # Inline, a task sent by name runs from the registry: every app's tasks module imported
+    # (autodiscover_tasks), as a worker does at start, whatever this test happened to import.
+    app.loader.import_default_modules()
     saved = app.conf.task_always_eager, app.conf.task_eager_propagates
     app.conf.task_always_eager, app.conf.task_eager_propagates = True, True
     yield app
