@@ -7,6 +7,7 @@ digest or both. A reference with neither would mean "latest", which changes unde
 rental's feet: the store asks for one of the two.
 """
 
+import ipaddress
 import re
 from dataclasses import dataclass
 from decimal import Decimal
@@ -90,13 +91,35 @@ class CustomEnvironment:
     requirements: str = ""
 
 
+def _registry_public(reference: ImageReference) -> None:
+    """A customer's image comes from a registry of the Internet: the host pulls it, and a
+    registry on its loopback or an address of a private network would have it query its own
+    services (Docker speaks plain HTTP to loopback registries)."""
+    first, _slash, rest = reference.name.partition("/")
+    if not rest or not ("." in first or ":" in first or first == "localhost"):
+        return  # no registry named: Docker Hub's
+    host = first.rsplit(":", 1)[0].lower()
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        refused = host == "localhost" or host.endswith(".localhost")
+    else:
+        refused = not address.is_global
+    if refused:
+        raise ValidationError(
+            _("The registry “%(registry)s” is not on the Internet: name a public registry."),
+            code="image_registry_private",
+            params={"registry": first},
+        )
+
+
 def custom_environment_parse(details: str) -> CustomEnvironment:
     """A custom environment's description: an image reference alone on its line, or the text
     of a requirements file that is installed at start. ValidationError when the reference is
     malformed or a line of the requirements cannot be printed."""
     text = details.strip()
     if _LOOKS_LIKE_IMAGE.match(text):
-        image_reference_parse(text)
+        _registry_public(image_reference_parse(text))
         return CustomEnvironment(image=text)
     for number, line in enumerate(text.splitlines(), start=1):
         # Tabs are layout; anything else a terminal or pip would not print is refused, the

@@ -149,3 +149,27 @@ def test_the_pages_show_the_environments_versions_from_its_row(client, customer,
         assert response.status_code == 200, name
         assert "9.8.7" in text, name
         assert "registry.example.test/torch:9.8.7@sha256:" + "c" * 64 in text, name
+
+
+@pytest.mark.parametrize(
+    "reference",
+    [
+        "localhost:5000/lab/train:1",
+        "127.0.0.1:5000/lab/train:1",
+        "10.0.0.7/lab/train:1",
+        "registry.localhost/lab/train:1",
+    ],
+)
+def test_a_custom_image_from_the_hosts_own_network_is_refused(
+    client, customer, gpu, custom_environment, reference
+):
+    """The host pulls what the customer names: a registry on its loopback or an address of
+    its own network would make it query the host's own services (plain HTTP for loopback)."""
+    client.force_login(customer)
+    response = _configure(client, gpu, environment="custom", environment_details=reference)
+
+    assert response.status_code == 200
+    errors = response.context["form"].errors
+    assert list(errors) == ["environment_details"]
+    assert "registry" in errors["environment_details"][0]
+    assert _nothing_held()
