@@ -9,7 +9,7 @@ import tarfile
 import time
 import urllib.error
 import urllib.request
-from datetime import timedelta
+from datetime import UTC, timedelta
 from pathlib import Path
 
 import pytest
@@ -201,8 +201,15 @@ def _jupyter(port: int, path: str) -> int:
         return 0
 
 
-def _host_script(container_host, *args: str) -> bytes:
+def _host_script(container_host, *args: str, stdin: bytes | None = None, check=True):
     """The host script as the store runs it (root, the store's key), its raw output."""
+    done = _host_run(container_host, *args, stdin=stdin)
+    if check:
+        assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _host_run(container_host, *args: str, stdin: bytes | None = None):
     command = shlex.join(["sh", "-c", HOST_SCRIPT.read_text(), "locagpu-host", *args])
     return subprocess.run(
         [
@@ -218,10 +225,40 @@ def _host_script(container_host, *args: str) -> bytes:
             "root@127.0.0.1",
             command,
         ],
+        input=stdin,
         capture_output=True,
         timeout=90,
-        check=True,
-    ).stdout
+        check=False,
+    )
+
+
+def test_a_container_ends_itself_at_the_term_and_is_never_started_after_it(
+    container_host, container_gpu, pytorch, tmp_path
+):
+    """Should the store's revocation never reach the host, the container stops at the end of
+    the term it was granted (its keys' expiry), and a grant after that end starts nothing."""
+    key = keypair(tmp_path, "renter").with_suffix(".pub").read_bytes()
+    user = f"{TEST_ACCOUNT_PREFIX}end"
+
+    def grant(expires) -> subprocess.CompletedProcess:
+        end = expires.astimezone(UTC).strftime("%Y%m%d%H%M%SZ")
+        args = ("grant", user, "0", "pytorch", "LG-END", end, pytorch.image)
+        return _host_run(container_host, *args, stdin=key)
+
+    def container() -> bytes:
+        return _host_script(container_host, "status", user)
+
+    assert grant(timezone.now() + timedelta(seconds=8)).returncode == 0
+    assert b'"container": "running"' in container()
+    for _ in range(60):
+        if b'"container": "exited"' in container():
+            break
+        time.sleep(0.5)
+    assert b'"container": "exited", "volume": "present"' in container()
+
+    late = grant(timezone.now() - timedelta(seconds=1))
+    assert late.returncode != 0 and b"ended" in late.stderr
+    assert b'"container": "exited"' in container()
 
 
 def test_keys_jupyter_extension_then_the_end_keeps_the_volume_until_the_purge(
