@@ -88,6 +88,8 @@ def test_a_payment_refused_in_the_wallet_sends_nothing_and_says_so(desktop, devn
         page, rpc_url=devnet.node.url, account=wallet_account, rejects="eth_sendTransaction"
     )
     invoice = open_invoice(page, devnet, devnet.usdc)
+    # Enough to pay, whatever ran before on this chain: the refusal is the customer's own.
+    devnet.mint(int(invoice.amount_due), to=wallet_account)
     before = sent_count(devnet, wallet_account)
 
     page.get_by_test_id("wallet-button").click()
@@ -112,13 +114,14 @@ def test_a_wallet_short_of_tokens_sends_nothing_and_says_so(desktop, devnet, wal
     invoice = open_invoice(page, devnet, devnet.usdc)
     # Earlier tests of the session may have left it some: it gives them away.
     held = token(devnet.w3, devnet.usdc.contract_address).functions.balanceOf(wallet_account)
-    token_transfer(
+    given = token_transfer(
         devnet.w3,
         token_address=devnet.usdc.contract_address,
         sender=wallet_account,
         to=devnet.w3.eth.accounts[0],
         amount=held.call(),
     )
+    devnet.w3.eth.wait_for_transaction_receipt(given, timeout=30)
     before = sent_count(devnet, wallet_account)
 
     page.get_by_test_id("wallet-button").click()
