@@ -187,12 +187,6 @@ AllowUsers {getpass.getuser()}
 """
 
 
-def local_host_shared(config: Path) -> bool:
-    """Whether the local host `config` runs rentals in the shared mode, not in containers
-    (deploy/host/locagpu-host's LOCAGPU_RUNTIME=docker, set where a Docker daemon answers)."""
-    return "LOCAGPU_RUNTIME=docker" not in config.read_text()
-
-
 def local_host_prepare(*, directory: Path, port: int, containers: bool = False) -> Path:
     """Write (or keep) the local host's keys and config, in container mode if `containers`;
     returns the sshd_config to start `sshd -D -e -f` with. Run again, it keeps its keys and

@@ -7,7 +7,6 @@ from hosts.local import (
     docker_answers,
     local_host_directory,
     local_host_prepare,
-    local_host_shared,
     local_image_build,
     pytorch_environment_localise,
     seeded_hosts_localise,
@@ -52,5 +51,5 @@ class Command(BaseCommand):
             f"Local GPU host on 127.0.0.1:{port} ({moved} seeded host(s) pointed at it), "
             f"rentals in {mode}; started by: {SSHD} -D -e -f {config}"
         )
-        if local_host_shared(config):
+        if not containers:
             self.stdout.write(self.style.WARNING(SHARED_MODE_NOTICE))
