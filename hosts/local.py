@@ -47,7 +47,7 @@ LogLevel ERROR
 DOCKER = "/usr/bin/docker"
 IMAGE_BUILD = Path(settings.BASE_DIR) / "deploy" / "host" / "images" / "build-pytorch"
 # The rentals' SSH and JupyterLab ports in container mode, on 127.0.0.1.
-RENTAL_PORTS = "42000-42999"
+RENTAL_PORTS = "24000-24999"  # below the ephemeral ports (32768-60999)
 
 
 def docker_answers() -> bool:

@@ -1,4 +1,3 @@
-import os
 import shutil
 
 import pytest
@@ -6,6 +5,7 @@ import pytest
 from hosts.models import Host
 from tests.containers.engine import (
     GPU_NODES,
+    PORTS_BASE,
     Engine,
     engine_start,
     engine_stop,
@@ -14,10 +14,6 @@ from tests.containers.engine import (
 )
 from tests.factories import GpuModelFactory, HostFactory
 from tests.provisioning.sshd import TEST_ACCOUNT_PREFIX, LocalSshHost, sshd_start, sshd_stop
-
-# The gateways' ports: a hundred of this run's own (several suites may run on this machine;
-# the script skips any port something else listens on).
-PORTS_BASE = 20000 + (os.getpid() % 120) * 100  # below the ephemeral ports
 
 
 @pytest.fixture(scope="session")

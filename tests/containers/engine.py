@@ -26,6 +26,9 @@ DOCKER = "/usr/bin/docker"
 IMAGE_BUILD = Path(settings.BASE_DIR) / "deploy" / "host" / "images" / "build-pytorch"
 # The stand-ins: what the NVIDIA driver makes, major 195 (nvidia-uvm's major is dynamic).
 GPU_NODES = 8
+# The gateways' ports: a hundred of this run's own (several suites may run on this machine;
+# the script skips any port a socket of this machine is bound to).
+PORTS_BASE = 20000 + (os.getpid() % 120) * 100  # below the ephemeral ports
 DEVICE_NODES = {
     **{f"nvidia{index}": (195, index) for index in range(GPU_NODES)},
     "nvidiactl": (195, 255),

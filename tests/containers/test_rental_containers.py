@@ -2,8 +2,10 @@
 engine.py), provisioned by the store over SSH as on a real host (deploy/host/locagpu-host,
 LOCAGPU_RUNTIME=docker): paid on anvil, then the customer's own `ssh` lands in it."""
 
+import contextlib
 import io
 import shlex
+import socket
 import subprocess
 import tarfile
 import time
@@ -35,7 +37,7 @@ from orders.models import Order, OrderEvent, OrderStatus
 from orders.services import order_create, orders_complete
 from orders.transitions import order_transition
 from payments.services import invoice_issue
-from tests.containers.engine import gateways_end
+from tests.containers.engine import PORTS_BASE, gateways_end
 from tests.factories import accepted_terms
 from tests.provisioning.sshd import (
     TEST_ACCOUNT_PREFIX,
@@ -129,13 +131,30 @@ def _key(tmp_path: Path, user, name: str):
     )
 
 
+@contextlib.contextmanager
+def _ports_held_by_clients(first: int, count: int):
+    """Connections whose own local ports are `first`..: bound, not listening (a busy
+    machine's client sockets), which a gateway could not bind either."""
+    with contextlib.ExitStack() as stack:
+        server = stack.enter_context(socket.create_server(("127.0.0.1", 0), backlog=count))
+        for port in range(first, first + count):
+            client = stack.enter_context(socket.socket())
+            client.bind(("127.0.0.1", port))
+            client.connect(server.getsockname())
+            stack.enter_context(server.accept()[0])
+        yield
+
+
 def test_two_rentals_on_one_host_each_see_only_their_container(
     rent, pytorch, customer, outsider, tmp_path, client
 ):
     key_a, _ = _key(tmp_path, customer, "a")
     key_b, _ = _key(tmp_path, outsider, "b")
-    a, b = rent(customer, 1), rent(outsider, 2)
+    # The range's first ports are some client's: the gateways take the next free ones.
+    with _ports_held_by_clients(PORTS_BASE, 10):
+        a, b = rent(customer, 1), rent(outsider, 2)
     assert a.access_port != b.access_port and a.access_user == host_account(order=a)
+    assert min(a.access_port, b.access_port, a.jupyter_port, b.jupyter_port) >= PORTS_BASE + 10
 
     # Each sees its own slots' device nodes, no other.
     for order, key in ((a, key_a), (b, key_b)):
