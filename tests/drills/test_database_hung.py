@@ -120,7 +120,14 @@ def web(tmp_path, gpu, redis_server):
     )
     server.start(ready="Booting worker")
     base = f"http://127.0.0.1:{web_port}"
-    wait_until(lambda: _get(base + "/healthz/ready")[0] == 200, timeout=30, what="web ready")
+
+    def ready() -> bool:
+        try:
+            return _get(base + "/healthz/ready")[0] == 200
+        except OSError:  # not answering yet: four workers importing Django on a busy machine
+            return False
+
+    wait_until(ready, timeout=90, what="web ready")
     try:
         yield proxy, base, server
     finally:
