@@ -367,12 +367,15 @@ def test_make_runs_host_lands_a_customers_ssh_in_a_container_where_docker_answer
         sshd_stop(host)
 
 
-def _wheel(directory: Path, name: str, version: str, source: str) -> None:
+def _wheel(
+    directory: Path, name: str, version: str, source: str, *, extra: dict[str, str] | None = None
+) -> None:
     """A pure-Python wheel of `name` into the host's index (engine.wheels), written as `pip
-    wheel` would build it, without a build backend to fetch."""
+    wheel` would build it, without a build backend to fetch; `extra`: more files in it."""
     module = name.replace("-", "_")
     info = f"{module}-{version}.dist-info"
     files = {
+        **(extra or {}),
         f"{module}/__init__.py": source,
         f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
         f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: locagpu-tests\nRoot-Is-Purelib: true\n"
@@ -457,3 +460,18 @@ def test_a_requirement_the_host_cannot_fetch_fails_the_grant_with_pips_reason(
         args = ("grant", user, "0", "custom", order.number, "", engine.pinned_image)
         refused = _host_run(container_host, *args, stdin=stdin)
         assert refused.returncode != 0 and b"line 1 of the requirements" in refused.stderr
+
+    # A wheel pip fetches but will not install (a file outside its target): the grant fails
+    # with pip's reason, and the next one starts from a new container, root's pip never
+    # running again where an install of the renter's began.
+    _wheel(engine.wheels, "locagpu-broken", "1.0", "", extra={"../outside.py": ""})
+    broken = f"{TEST_ACCOUNT_PREFIX}broken"
+    args = ("grant", broken, "0", "custom", "LG-BROKEN", "", engine.pinned_image)
+    containers = []
+    for _attempt in range(2):
+        stdin = key + b"[requirements]\nlocagpu-broken==1.0\n"
+        failed = _host_run(container_host, *args, stdin=stdin)
+        assert failed.returncode != 0 and b"requirements not installed" in failed.stderr
+        assert b"outside the target directory" in failed.stderr
+        containers.append(engine.docker("inspect", "--format", "{{.Id}}", f"locagpu-{broken}"))
+    assert containers[0].stdout != containers[1].stdout
