@@ -11,16 +11,22 @@ from hosts.provisioning.services import (
 )
 from orders.models import Order
 
+# The tasks that run `grant` may wait PROVISIONING_REQUIREMENTS_TIMEOUT (200 s) for a host
+# installing a requirements file: more than the default soft limit, under the hard one (5 min).
+GRANT_SOFT_TIME_LIMIT = 4 * 60
+
 
 # Provisioning reaches hosts over SSH (queue `hosts`). A failure queues the next attempt with a
 # doubling back-off (a new message, not a retry of this one: the attempt number travels with
 # it); once the attempts are spent the order is flagged for staff with the reason.
-@shared_task(acks_late=True)
+
+
+@shared_task(acks_late=True, soft_time_limit=GRANT_SOFT_TIME_LIMIT)
 def order_provision_task(order_id: int, attempt: int = 1) -> bool:
     return _attempt(order_provision_task, order_provision, order_id, attempt)
 
 
-@shared_task(acks_late=True)
+@shared_task(acks_late=True, soft_time_limit=GRANT_SOFT_TIME_LIMIT)
 def order_keys_sync_task(order_id: int, attempt: int = 1) -> bool:
     return _attempt(order_keys_sync_task, order_keys_sync, order_id, attempt)
 

@@ -1,8 +1,9 @@
-"""How a rental runs on its hosts, as their script answers (deploy/host/locagpu-host): `grant`'s
-access (the SSH port and login, the container, its workspace volume, its JupyterLab) and
-`status`'s container and volume state, validated here, then stored on the order, so that pages
-read them and never ask a host. The JupyterLab token is the owner's secret: it stays out of
-the order's events (which the API, webhooks and staff read)."""
+"""How a rental runs on its hosts, as their script is told and answers (deploy/host/locagpu-host):
+`grant`'s input (the keys, a requirements file to install), its access (the SSH port and login,
+the container, its workspace volume, its JupyterLab) and `status`'s container and volume state,
+validated here, then stored on the order, so that pages read them and never ask a host. The
+JupyterLab token is the owner's secret: it stays out of the order's events (which the API,
+webhooks and staff read)."""
 
 from dataclasses import dataclass
 from typing import Literal
@@ -13,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from hosts.models import Host
 from orders.models import Order
 
+# The line of `grant`'s input after which a requirements file follows the keys.
+REQUIREMENTS_MARKER = "[requirements]"
 # Fields of an answer that never go into an event.
 SECRET_FIELDS = frozenset({"jupyter_token"})
 # What a container and a volume are after each verb succeeded (`status` says the same).
@@ -44,6 +47,8 @@ class GrantAnswer(_Answer):
     jupyter_port: int | None = Field(None, ge=1, le=65535)
     jupyter_token: str = Field("", max_length=128, pattern=r"^[A-Za-z0-9_.~-]*$")
     jupyter_scheme: Literal["http", "https", ""] = ""
+    # A container's requirements file: installed by this grant, or kept from an earlier one.
+    requirements: Literal["installed", "kept", ""] = ""
 
 
 class StatusAnswer(_Answer):
@@ -76,8 +81,29 @@ def _validated(model: type[_Answer], answer: dict):
         raise AnswerRefused(problems) from error
 
 
-def grant_answer(answer: dict) -> GrantAnswer:
-    return _validated(GrantAnswer, answer)
+@dataclass(frozen=True)
+class RentalStart:
+    """What a rental's container starts from: an image, and a requirements file installed in
+    it at the start (hosts without containers leave it to staff, who confirm it)."""
+
+    image: str
+    requirements: str = ""
+
+
+def grant_input(*, keys: list[str], start: RentalStart) -> str:
+    """`grant`'s standard input: the public keys, one a line, then the requirements file after
+    its marker (a line no key or requirement is)."""
+    text = "\n".join(keys) + "\n"
+    return f"{text}{REQUIREMENTS_MARKER}\n{start.requirements}\n" if start.requirements else text
+
+
+def grant_answer(answer: dict, *, start: RentalStart | None = None) -> GrantAnswer:
+    """The answer validated; a container's without its requirements said installed is refused:
+    a rental never starts without what the customer asked for."""
+    granted = _validated(GrantAnswer, answer)
+    if start and start.requirements and granted.mode == "container" and not granted.requirements:
+        raise AnswerRefused("requirements: the container's are not said to be installed")
+    return granted
 
 
 def status_answer(answer: dict) -> StatusAnswer:

@@ -7,6 +7,7 @@ the webhooks all see it."""
 
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import TypeVar
 
 from django.conf import settings
@@ -18,13 +19,15 @@ from django.utils.translation import gettext_noop
 
 from accounts.models import SshKey, User
 from catalog.images import cuda_supports, cuda_version, custom_environment_parse
-from catalog.models import GpuModel
+from catalog.models import Environment, GpuModel
 from hosts.models import Host
 from hosts.provisioning.runtime import (
     AnswerRefused,
     Granted,
+    RentalStart,
     access_fields,
     grant_answer,
+    grant_input,
     host_state_record,
     state_after,
     status_answer,
@@ -98,9 +101,9 @@ def _indices(indices: list[int]) -> str:
     return ",".join(map(str, indices))
 
 
-def host_call(host: Host, args: list[str], stdin: str = "") -> dict:
+def host_call(host: Host, args: list[str], stdin: str = "", timeout: float | None = None) -> dict:
     try:
-        return host_script_run(host=host, args=args, stdin=stdin)
+        return host_script_run(host=host, args=args, stdin=stdin, timeout=timeout)
     except HostUnreachable as error:
         raise ProvisioningError(gettext_noop("host unreachable"), str(error)) from error
     except HostScriptError as error:
@@ -159,27 +162,35 @@ def order_provision(*, order: Order) -> bool:
     return _activate(order=order, fields=access, actor=Actor.SYSTEM, actor_user=None, start=start)
 
 
-def order_image(*, order: Order) -> str:
-    """The image the rental's container starts: its environment's, or the customer's own
-    (empty for a requirements file: no container host starts one yet)."""
-    if order.environment.requires_details:
-        return custom_environment_parse(order.environment_details).image
-    return order.environment.image
+def order_start(*, order: Order) -> RentalStart:
+    """What the rental's container starts from: its environment's image, the customer's own,
+    or for a requirements file the base environment's image (CUSTOM_REQUIREMENTS_BASE_ENVIRONMENT;
+    none when it has none: a container host refuses the grant) with the file to install."""
+    if not order.environment.requires_details:
+        return RentalStart(order.environment.image)
+    custom = custom_environment_parse(order.environment_details)
+    if custom.image:
+        return RentalStart(custom.image)
+    base = Environment.objects.filter(slug=settings.CUSTOM_REQUIREMENTS_BASE_ENVIRONMENT)
+    image = base.values_list("image", flat=True).first() or ""
+    return RentalStart(image, custom.requirements)
 
 
 def hosts_grant(*, order: Order, keys: list[str], expires: datetime) -> list[Granted]:
     """Run `grant` on each host of the order with `keys`, valid until `expires` (the keys' own
-    expiry on the host, should the revocation never reach it), and the image a container host
-    starts; the hosts' answers."""
+    expiry on the host, should the revocation never reach it), and what a container host
+    starts; the hosts' answers. Installing a requirements file takes the host longer."""
     user = host_account(order=order)
     expiry = expires.astimezone(UTC).strftime("%Y%m%d%H%M%SZ")
-    image = order_image(order=order)
+    start = order_start(order=order)
+    stdin = grant_input(keys=keys, start=start)
+    timeout = settings.PROVISIONING_REQUIREMENTS_TIMEOUT if start.requirements else None
     granted = []
     for host, indices in order_hosts(order=order):
         args = ["grant", user, _indices(indices), order.environment.slug, order.number, expiry]
-        args += [image] if image else []
-        answer = host_call(host, args, stdin="\n".join(keys) + "\n")
-        granted.append(Granted(host, indices, _read(grant_answer, answer)))
+        args += [start.image] if start.image else []
+        answer = host_call(host, args, stdin=stdin, timeout=timeout)
+        granted.append(Granted(host, indices, _read(partial(grant_answer, start=start), answer)))
     return granted
 
 

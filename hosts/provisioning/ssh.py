@@ -78,9 +78,11 @@ def _answer_timeout() -> float:
     return settings.PROVISIONING_CONNECT_TIMEOUT * 6
 
 
-async def _run(host: Host, command: str, stdin: str) -> asyncssh.SSHCompletedProcess:
+async def _run(
+    host: Host, command: str, stdin: str, timeout: float
+) -> asyncssh.SSHCompletedProcess:
     async with _connect(host) as connection:
-        return await connection.run(command, input=stdin, check=False, timeout=_answer_timeout())
+        return await connection.run(command, input=stdin, check=False, timeout=timeout)
 
 
 def _in_own_loop(coroutine: Coroutine[Any, Any, T]) -> T:
@@ -94,10 +96,13 @@ def _in_own_loop(coroutine: Coroutine[Any, Any, T]) -> T:
         return thread.submit(asyncio.run, coroutine).result()
 
 
-def host_script_run(*, host: Host, args: list[str], stdin: str = "") -> dict:
-    """Run `locagpu-host ARGS` on `host` and return its JSON answer."""
+def host_script_run(
+    *, host: Host, args: list[str], stdin: str = "", timeout: float | None = None
+) -> dict:
+    """Run `locagpu-host ARGS` on `host` and return its JSON answer, awaited `timeout` seconds
+    (default: six connection timeouts)."""
     try:
-        result = _in_own_loop(_run(host, _command(args), stdin))
+        result = _in_own_loop(_run(host, _command(args), stdin, timeout or _answer_timeout()))
     except CONNECTION_ERRORS as error:
         raise _unreachable(host, error) from error
     if result.exit_status != 0:

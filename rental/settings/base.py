@@ -465,6 +465,11 @@ HOST_ACCOUNT_PREFIX = _rental.LOCAGPU_HOST_ACCOUNT_PREFIX
 # (doubled each time: 5 s, 10 s, 20 s, 40 s...).
 PROVISIONING_ATTEMPTS = 5
 PROVISIONING_RETRY_SECONDS = 5
+# A custom environment given as a requirements file starts from this environment's image, the
+# requirements installed in the container by the host's grant (fetched with the host's pip):
+# that grant may answer this late (hosts.tasks gives its tasks the time).
+CUSTOM_REQUIREMENTS_BASE_ENVIRONMENT = "pytorch"
+PROVISIONING_REQUIREMENTS_TIMEOUT = 200
 # The port of a development machine's own GPU host (hosts.local): set by
 # local.py only; elsewhere hosts are real machines.
 LOCAL_GPU_HOST_PORT: int | None = None

@@ -65,6 +65,12 @@ class Engine:
         return self.directory / "rentals"
 
     @property
+    def wheels(self) -> Path:
+        """The host's package index for requirements files (LOCAGPU_PIP_OPTIONS): a directory
+        of wheels the tests build, nothing from the internet."""
+        return self.directory / "wheels"
+
+    @property
     def pinned_image(self) -> str:
         """The image as the catalog names it: pinned by its content-addressed id, which the
         host script resolves locally (an image loaded from a tar has no registry digest)."""
@@ -136,6 +142,7 @@ def engine_start() -> Engine:
         check=True,
     )
     image = json.loads(built.stdout)
+    (directory / "wheels").mkdir()
     return Engine(directory, engine_socket, process, device_nodes_make(directory / "dev"), image)
 
 
@@ -154,6 +161,9 @@ def host_environment(engine: Engine, *, ports: str) -> dict[str, str]:
         "LOCAGPU_VCPUS": str(GPU_NODES),
         "LOCAGPU_PORTS": ports,
         "LOCAGPU_GATEWAY_ADDRESS": "127.0.0.1",
+        # Requirements files: the suite's pip, fetching from the tests' own wheels only.
+        "LOCAGPU_PIP": f"{sys.executable} -m pip",
+        "LOCAGPU_PIP_OPTIONS": f"--no-index --find-links {engine.wheels}",
     }
 
 

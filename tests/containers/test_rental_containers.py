@@ -2,7 +2,9 @@
 engine.py), provisioned by the store over SSH as on a real host (deploy/host/locagpu-host,
 LOCAGPU_RUNTIME=docker): paid on anvil, then the customer's own `ssh` lands in it."""
 
+import base64
 import contextlib
+import hashlib
 import io
 import shlex
 import socket
@@ -11,6 +13,7 @@ import tarfile
 import time
 import urllib.error
 import urllib.request
+import zipfile
 from datetime import UTC, timedelta
 from pathlib import Path
 
@@ -29,7 +32,7 @@ from hosts.local import (
     seeded_hosts_localise,
 )
 from hosts.provisioning.keys import order_ssh_keys_set
-from hosts.provisioning.services import host_account, order_hosts
+from hosts.provisioning.services import host_account, order_environment_confirm, order_hosts
 from hosts.provisioning.ssh import HOST_SCRIPT
 from hosts.tasks import rentals_purge_task
 from orders.extensions import extension_create
@@ -68,22 +71,29 @@ def _pay(devnet, *orders: Order) -> None:
     devnet.scan()
 
 
+def _order_paid(devnet, worker_runs, **fields) -> Order:
+    """An order placed (`fields`: order_create's) and paid on anvil, its provisioning run."""
+    order = order_create(terms=accepted_terms(), **fields)
+    with worker_runs():
+        _pay(devnet, order)
+    order.refresh_from_db()
+    return order
+
+
 @pytest.fixture
 def rent(devnet, worker_runs, container_gpu, pytorch):
     """`rent(user, quantity)`: a PyTorch rental ordered and paid on anvil, active."""
 
     def rented(user, quantity: int) -> Order:
-        order = order_create(
-            terms=accepted_terms(),
+        order = _order_paid(
+            devnet,
+            worker_runs,
             user=user,
             gpu=container_gpu,
             environment=pytorch,
             quantity=quantity,
             term_days=7,
         )
-        with worker_runs():
-            _pay(devnet, order)
-        order.refresh_from_db()
         assert order.status == S.ACTIVE, order.provisioning_problem
         return order
 
@@ -374,3 +384,113 @@ def test_make_runs_host_lands_a_customers_ssh_in_a_container_where_docker_answer
     finally:
         gateways_end(host.directory / "ssh" / "rentals")
         sshd_stop(host)
+
+
+def _wheel(
+    directory: Path, name: str, version: str, source: str, *, extra: dict[str, str] | None = None
+) -> None:
+    """A pure-Python wheel of `name` into the host's index (engine.wheels), written as `pip
+    wheel` would build it, without a build backend to fetch; `extra`: more files in it."""
+    module = name.replace("-", "_")
+    info = f"{module}-{version}.dist-info"
+    files = {
+        **(extra or {}),
+        f"{module}/__init__.py": source,
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: locagpu-tests\nRoot-Is-Purelib: true\n"
+        "Tag: py3-none-any\n",
+    }
+    record = []
+    for path, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
+        record.append(f"{path},sha256={digest.decode()},{len(text.encode())}")
+    files[f"{info}/RECORD"] = "\n".join([*record, f"{info}/RECORD,,"]) + "\n"
+    with zipfile.ZipFile(directory / f"{module}-{version}-py3-none-any.whl", "w") as wheel:
+        for path, text in files.items():
+            wheel.writestr(path, text)
+
+
+def _order_custom(devnet, worker_runs, customer, gpu, custom_environment, details: str) -> Order:
+    """The custom environment described by `details`, ordered and paid."""
+    fields = {"user": customer, "gpu": gpu, "environment": custom_environment}
+    return _order_paid(
+        devnet, worker_runs, **fields, environment_details=details, quantity=1, term_days=3
+    )
+
+
+def test_a_requirements_file_is_installed_in_the_container_which_still_has_no_network(
+    devnet, worker_runs, engine, container_gpu, custom_environment, customer, staff, tmp_path
+):
+    """The customer's requirements on the store's pytorch image: the host fetches them (here
+    from the tests' own index), the container installs them without a network, once."""
+    _wheel(engine.wheels, "locagpu-probe", "1.0", "VALUE = 'probed'\n")
+    key, key_row = _key(tmp_path, customer, "laptop")
+    details = "# what my notebook needs\nlocagpu-probe==1.0\n"
+    order = _order_custom(devnet, worker_runs, customer, container_gpu, custom_environment, details)
+    assert order.access_host and not order.provisioning_problem, order.provisioning_problem
+    granted = _grant(order)
+    assert granted["requirements"] == "installed" and granted["image"] == engine.image["id"]
+
+    probe = 'python -c "import locagpu_probe, torch; print(locagpu_probe.VALUE)"'
+    assert _in(order, key, probe) == "probed\n"
+    assert _in(order, key, "ls /sys/class/net; tail -n +2 /proc/net/route") == "lo\n"
+    # The renter cannot change what was installed: the environment is root's.
+    assert _ssh(order, key, "touch /opt/venv/lib/x").returncode != 0
+
+    # A grant run again (staff confirmed it, the customer changes keys) installs nothing: the
+    # host's index is gone, and the rental goes on.
+    with worker_runs():
+        assert order_environment_confirm(order=order, actor_user=staff)
+    (engine.wheels / "locagpu_probe-1.0-py3-none-any.whl").unlink()
+    other, other_row = _key(tmp_path, customer, "desktop")
+    with worker_runs():
+        order_ssh_keys_set(
+            order=order, user=customer, ssh_key_ids=[key_row.pk, other_row.pk], actor=CUSTOMER
+        )
+    order.refresh_from_db()
+    assert order.status == S.ACTIVE and not order.provisioning_problem, order.provisioning_problem
+    assert _in(order, other, probe) == "probed\n"
+
+
+def test_a_requirement_the_host_cannot_fetch_fails_the_grant_with_pips_reason(
+    devnet,
+    worker_runs,
+    engine,
+    container_host,
+    container_gpu,
+    custom_environment,
+    customer,
+    tmp_path,
+):
+    _key(tmp_path, customer, "laptop")
+    details = "locagpu-absent==1.0\n"
+    order = _order_custom(devnet, worker_runs, customer, container_gpu, custom_environment, details)
+    assert order.status == S.PROVISIONING and not order.access_host
+    # Staff read pip's own words, as for any provisioning problem.
+    assert "No matching distribution found for locagpu-absent==1.0" in order.provisioning_problem
+    flagged = order.events.get(kind=OrderEvent.Kind.PROVISIONING_FAILED)
+    assert "requirements not fetched" in flagged.data["detail"]
+
+    # What would make the host read its own files or reach another address is refused there.
+    key = keypair(tmp_path, "renter").with_suffix(".pub").read_bytes()
+    user = host_account(order=order)
+    for line in ("-r /etc/shadow", "probe @ http://169.254.169.254/probe.whl"):
+        stdin = key + b"[requirements]\n" + line.encode() + b"\n"
+        args = ("grant", user, "0", "custom", order.number, "", engine.pinned_image)
+        refused = _host_run(container_host, *args, stdin=stdin)
+        assert refused.returncode != 0 and b"line 1 of the requirements" in refused.stderr
+
+    # A wheel pip fetches but will not install (a file outside its target): the grant fails
+    # with pip's reason, and the next one starts from a new container, root's pip never
+    # running again where an install of the renter's began.
+    _wheel(engine.wheels, "locagpu-broken", "1.0", "", extra={"../outside.py": ""})
+    broken = f"{TEST_ACCOUNT_PREFIX}broken"
+    args = ("grant", broken, "0", "custom", "LG-BROKEN", "", engine.pinned_image)
+    containers = []
+    for _attempt in range(2):
+        stdin = key + b"[requirements]\nlocagpu-broken==1.0\n"
+        failed = _host_run(container_host, *args, stdin=stdin)
+        assert failed.returncode != 0 and b"requirements not installed" in failed.stderr
+        assert b"outside the target directory" in failed.stderr
+        containers.append(engine.docker("inspect", "--format", "{{.Id}}", f"locagpu-{broken}"))
+    assert containers[0].stdout != containers[1].stdout

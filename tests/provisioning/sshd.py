@@ -124,7 +124,9 @@ AuthorizedKeysFile {RENTAL_KEYS_DIR}/%u
     )
     if environment:
         with config.open("a") as lines:
-            lines.write("    SetEnv " + " ".join(f"{k}={v}" for k, v in environment.items()) + "\n")
+            # Quoted: a value may hold spaces (LOCAGPU_PIP_OPTIONS).
+            pairs = " ".join(f'"{name}={value}"' for name, value in environment.items())
+            lines.write(f"    SetEnv {pairs}\n")
     process = subprocess.Popen(
         [SSHD, "-D", "-e", "-f", str(config)], stderr=subprocess.PIPE, text=True
     )

@@ -135,7 +135,7 @@ def test_a_container_hosts_grant_answer_gives_each_host_its_port_and_no_event_it
     ports = {"paris-1": 2201, "paris-2": 2202}
     grants: list[str] = []
 
-    def container_host(*, host, args, stdin=""):
+    def container_host(*, host, args, stdin="", timeout=None):
         user = args[1]
         assert args[0] == "grant" and "ssh-ed25519" in stdin
         grants.append(host.name)
@@ -189,7 +189,7 @@ def test_a_container_hosts_grant_answer_gives_each_host_its_port_and_no_event_it
 def test_a_grant_answer_the_store_cannot_use_is_a_script_error_worth_a_retry(
     ssh_gpu, customer, pytorch, customer_key, monkeypatch
 ):
-    def bad_port(*, host, args, stdin=""):
+    def bad_port(*, host, args, stdin="", timeout=None):
         return {**CONTAINER_ANSWER, "user": args[1], "port": 70000}
 
     monkeypatch.setattr(services, "host_script_run", bad_port)
@@ -198,5 +198,66 @@ def test_a_grant_answer_the_store_cannot_use_is_a_script_error_worth_a_retry(
     with pytest.raises(services.ProvisioningError) as raised:
         order_provision(order=order)
     assert raised.value.reason == "script error" and "port" in raised.value.detail
+    order.refresh_from_db()
+    assert (order.status, order.access_host) == (S.PROVISIONING, "")
+
+
+def _custom_paid(customer, gpu, custom_environment, details: str) -> Order:
+    order: Order = OrderFactory.create(
+        user=customer,
+        gpu=gpu,
+        environment=custom_environment,
+        environment_details=details,
+        status=S.PROVISIONING,
+    )
+    order.ssh_keys.set(customer.ssh_keys.all())
+    return order
+
+
+def test_a_requirements_file_goes_to_a_container_host_after_the_keys_with_the_base_image(
+    settings, ssh_gpu, customer, pytorch, custom_environment, customer_key, monkeypatch
+):
+    """The customer's requirements start from the store's pytorch image: the host is given
+    that image and the file after the keys, and longer to answer (it installs them)."""
+    calls = []
+
+    def container_host(*, host, args, stdin="", timeout=None):
+        calls.append((args, stdin, timeout))
+        return {**CONTAINER_ANSWER, "user": args[1], "port": 2201, "requirements": "installed"}
+
+    monkeypatch.setattr(services, "host_script_run", container_host)
+    order = _custom_paid(customer, ssh_gpu, custom_environment, "numpy==2.3.5\ntqdm>=4.66")
+    assert order_provision(order=order)
+    [(args, stdin, timeout)] = calls
+    assert args[3] == "custom" and args[-1] == pytorch.image
+    key = customer.ssh_keys.get().public_key.strip()
+    assert stdin == f"{key}\n[requirements]\nnumpy==2.3.5\ntqdm>=4.66\n"
+    assert timeout == settings.PROVISIONING_REQUIREMENTS_TIMEOUT
+    order.refresh_from_db()
+    # Installed on the host, it still waits for staff to confirm, as any custom environment.
+    assert (order.status, order.access_port) == (S.PROVISIONING, 2201)
+    granted = order.events.get(kind=OrderEvent.Kind.PROVISIONING, data__has_key="port")
+    assert granted.data["requirements"] == "installed"
+
+    # An image of the customer's own goes as the image, with the keys alone.
+    calls.clear()
+    image = "docker.io/acme/trainer:1.4"
+    order = _custom_paid(customer, ssh_gpu, custom_environment, image)
+    assert order_provision(order=order)
+    [(args, stdin, timeout)] = calls
+    assert (args[-1], stdin, timeout) == (image, f"{key}\n", None)
+
+
+def test_a_container_host_silent_about_the_requirements_is_a_script_error_worth_a_retry(
+    ssh_gpu, customer, pytorch, custom_environment, customer_key, monkeypatch
+):
+    def silent(*, host, args, stdin="", timeout=None):
+        return {**CONTAINER_ANSWER, "user": args[1], "port": 2201}
+
+    monkeypatch.setattr(services, "host_script_run", silent)
+    order = _custom_paid(customer, ssh_gpu, custom_environment, "locagpu-probe==1.0")
+    with pytest.raises(services.ProvisioningError) as raised:
+        order_provision(order=order)
+    assert raised.value.reason == "script error" and "requirements" in raised.value.detail
     order.refresh_from_db()
     assert (order.status, order.access_host) == (S.PROVISIONING, "")

@@ -145,15 +145,29 @@ def test_host_down_retries_then_flags_for_staff_and_the_customer_and_staff_retry
     assert login.stdout.strip() == "0", login.stderr
 
 
+# A host without containers installs neither: the keys are granted (a requirements file after
+# them changes nothing), staff confirm the environment.
+@pytest.mark.parametrize(
+    "details", ["nvcr.io/nvidia/pytorch:24.05-py3", "numpy==2.3.5"], ids=["image", "requirements"]
+)
 def test_a_custom_environment_waits_for_staff_confirmation_before_activation(
-    devnet, ssh_gpu, customer, staff, custom_environment, customer_key, worker_runs, client
+    devnet,
+    ssh_gpu,
+    customer,
+    staff,
+    custom_environment,
+    customer_key,
+    local_ssh_host,
+    worker_runs,
+    client,
+    details,
 ):
     order = order_create(
         terms=accepted_terms(),
         user=customer,
         gpu=ssh_gpu,
         environment=custom_environment,
-        environment_details="nvcr.io/nvidia/pytorch:24.05-py3",
+        environment_details=details,
         quantity=1,
         term_days=3,
     )
@@ -161,6 +175,8 @@ def test_a_custom_environment_waits_for_staff_confirmation_before_activation(
         _pay(devnet, order)
     order.refresh_from_db()
     assert order.status == S.PROVISIONING and order.access_host == "127.0.0.1"
+    login = local_ssh_host.login(user=order.access_user, key=customer_key, command="true")
+    assert login.returncode == 0, login.stderr
     client.force_login(customer)
     page = client.get(f"/en/account/orders/{order.number}/").content.decode()
     assert "confirms your custom environment" in page
