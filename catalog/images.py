@@ -31,13 +31,19 @@ MAX_REFERENCE = MAX_NAME + 129 + 72
 # a tag or a digest, and none of what requirement lines are made of (version operators,
 # extras, markers, URLs).
 _LOOKS_LIKE_IMAGE = re.compile(r"^(?!.*://)[^\s=<>~!;\[\]]*[/:@][^\s=<>~!;\[\]]*$")
-# What pip reads on a line: a comment, an option (-r, --index-url...), a URL, or a project
-# name followed by its extras, version, marker or direct reference. Anything else (an image
-# reference with a stray space, a sentence) is refused before pip fails at start.
-_REQUIREMENT_LINE = re.compile(
-    r"^(?:#|-|[a-zA-Z][a-zA-Z0-9+.-]*://"
-    r"|[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\s*(?:$|[\[(=<>!~;@,]))"
+# A requirement as the host's pip may read it, from its index alone (deploy/host/locagpu-host
+# checks the same): a project's name, its [extras], its versions, a marker after ";" whose
+# tokens start with no "-", and --hash=sha256:... Nothing pip would read as an option (any
+# token starting with "-": -r, -e, --no-binary, --index-url...), a URL, a path, a variable.
+_NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
+_VERSION = r"(?:===|==|~=|!=|<=|>=|<|>) *[A-Za-z0-9*][A-Za-z0-9.*+!_-]*"
+_MARKER_TOKEN = r"""[A-Za-z0-9_.<>=!~"'()][A-Za-z0-9_.<>=!~"'()-]*"""
+_REQUIREMENT = re.compile(
+    rf"{_NAME}(?: *\[ *{_NAME}(?: *, *{_NAME})* *\])?(?: *{_VERSION}(?: *, *{_VERSION})*)?"
+    rf"(?: *; *{_MARKER_TOKEN}(?: +{_MARKER_TOKEN})*)?(?: +--hash=sha(?:256|384|512):[0-9a-f]+)*"
 )
+# pip's comments: from a "#" that starts the line or follows a space.
+_COMMENT = re.compile(r"(?:^|\s)#.*$")
 
 IMAGE_REFERENCE_HELP = _(
     "Write it as registry/name:tag or name@sha256: followed by 64 hexadecimal digits, in "
@@ -114,14 +120,27 @@ def _registry_public(reference: ImageReference) -> None:
 
 
 def custom_environment_parse(details: str) -> CustomEnvironment:
-    """A custom environment's description: an image reference alone on its line, or the text
-    of a requirements file that is installed at start. ValidationError when the reference is
-    malformed or a line of the requirements cannot be printed."""
+    """A custom environment's description: an image reference alone on its line, or a
+    requirements file installed at start, as requirements_lines writes it. ValidationError
+    when the reference is malformed or a line is not a requirement."""
     text = details.strip()
     if _LOOKS_LIKE_IMAGE.match(text):
         _registry_public(image_reference_parse(text))
         return CustomEnvironment(image=text)
-    for number, line in enumerate(text.splitlines(), start=1):
+    return CustomEnvironment(requirements="\n".join(requirements_lines(text)))
+
+
+def requirements_lines(text: str) -> list[str]:
+    """The requirements of a file as the host's pip is given them: a line continued by a
+    final backslash joined to the next, comments and blank lines left out, spaces collapsed;
+    each a requirement (_REQUIREMENT). ValidationError naming the customer's line otherwise,
+    or when no line is left."""
+    lines: list[str] = []
+    pending, first = "", 0
+    # Windows' line ends are line ends; any other carriage return is refused below (pip, as
+    # Python, would start a line there that the host's check never saw).
+    given = text.replace("\r\n", "\n").split("\n")
+    for number, line in enumerate([*given, ""], start=1):  # "": a last line's continuation
         # Tabs are layout; anything else a terminal or pip would not print is refused, the
         # bidirectional overrides that hide what a line says included.
         if not line.replace("\t", " ").isprintable():
@@ -130,16 +149,28 @@ def custom_environment_parse(details: str) -> CustomEnvironment:
                 code="requirements_unprintable",
                 params={"line": number},
             )
-        if line.strip() and not _REQUIREMENT_LINE.match(line.strip()):
+        first = first or number
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        requirement = " ".join(_COMMENT.sub("", pending + line).split())
+        if requirement and not _REQUIREMENT.fullmatch(requirement):
             raise ValidationError(
                 _(
-                    "Line %(line)d is neither an image reference nor a requirement "
-                    "(name==version), a pip option or a comment."
+                    "Line %(line)d is not a requirement pip can fetch from its index: write a "
+                    "name, its [extras], its versions (==, >=, ~=…), a marker after ; and "
+                    "--hash=sha256:…, or a comment. Options, URLs and paths are refused."
                 ),
                 code="requirements_line",
-                params={"line": number},
+                params={"line": first},
             )
-    return CustomEnvironment(requirements=text)
+        lines += [requirement] if requirement else []
+        pending, first = "", 0
+    if not lines:
+        raise ValidationError(
+            _("The requirements name no package to install."), code="requirements_empty"
+        )
+    return lines
 
 
 def cuda_supports(highest: Decimal | None, required: Decimal | None) -> bool:

@@ -11,6 +11,7 @@ from functools import partial
 from typing import TypeVar
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -168,7 +169,13 @@ def order_start(*, order: Order) -> RentalStart:
     none when it has none: a container host refuses the grant) with the file to install."""
     if not order.environment.requires_details:
         return RentalStart(order.environment.image)
-    custom = custom_environment_parse(order.environment_details)
+    try:
+        custom = custom_environment_parse(order.environment_details)
+    except ValidationError as error:
+        # Checked when it was ordered: a rule made stricter since leaves it to staff.
+        raise ProvisioningError(
+            gettext_noop("custom environment refused"), " ".join(error.messages)
+        ) from error
     if custom.image:
         return RentalStart(custom.image)
     base = Environment.objects.filter(slug=settings.CUSTOM_REQUIREMENTS_BASE_ENVIRONMENT)

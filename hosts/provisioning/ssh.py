@@ -101,8 +101,11 @@ def host_script_run(
 ) -> dict:
     """Run `locagpu-host ARGS` on `host` and return its JSON answer, awaited `timeout` seconds
     (default: six connection timeouts)."""
+    wait = timeout or _answer_timeout()
     try:
-        result = _in_own_loop(_run(host, _command(args), stdin, timeout or _answer_timeout()))
+        result = _in_own_loop(_run(host, _command(args), stdin, wait))
+    except asyncssh.TimeoutError as error:  # reached, the script still running
+        raise HostScriptError(f"no answer within {wait:g} s") from error
     except CONNECTION_ERRORS as error:
         raise _unreachable(host, error) from error
     if result.exit_status != 0:

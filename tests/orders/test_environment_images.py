@@ -74,6 +74,37 @@ def test_a_requirements_line_with_a_hidden_control_is_refused(customer, gpu, cus
     assert _nothing_held()
 
 
+@pytest.mark.parametrize(
+    ("details", "line"),
+    [
+        # pip reads an option after a name too: this one would build an sdist, as root.
+        ("torch==2.5.1\nevilpkg==1.0 --no-binary :all:", 2),
+        ("numpy\r-r /etc/shadow", 1),  # a lone carriage return starts a line for pip
+        ("numpy\naccelerate; python_version > '3' -r /etc/shadow", 2),
+        ("probe @ https://169.254.169.254/probe.whl", 1),
+        ("-e git+https://example.com/repo.git", 1),
+        ("# only a comment", None),
+    ],
+)
+def test_a_requirements_file_pip_would_read_beyond_its_index_is_refused(
+    customer, gpu, custom_environment, details, line
+):
+    with pytest.raises(OrderError) as refusal:
+        order_create(
+            user=customer,
+            gpu=gpu,
+            environment=custom_environment,
+            quantity=1,
+            term_days=7,
+            environment_details=details,
+            terms=accepted_terms(),
+        )
+    assert refusal.value.field == "environment_details"
+    message = str(refusal.value.message)
+    assert f"Line {line}" in message if line else "no package" in message
+    assert _nothing_held()
+
+
 def test_an_environment_newer_than_every_hosts_cuda_is_refused_and_the_configurator_says_so(
     client, customer, gpu, pytorch
 ):

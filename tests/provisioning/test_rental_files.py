@@ -8,11 +8,14 @@ import tarfile
 from datetime import timedelta
 
 import pytest
+from celery.exceptions import SoftTimeLimitExceeded
 from django.core import mail
+from django.utils import translation
 
 from hosts.provisioning import services
 from hosts.provisioning.keys import order_keys_sync
 from hosts.provisioning.services import host_account, order_provision, rentals_purge
+from hosts.tasks import order_provision_task
 from orders.models import Order, OrderEvent, OrderStatus
 from orders.services import orders_complete
 from tests.factories import HostFactory, OrderFactory
@@ -226,12 +229,19 @@ def test_a_requirements_file_goes_to_a_container_host_after_the_keys_with_the_ba
         return {**CONTAINER_ANSWER, "user": args[1], "port": 2201, "requirements": "installed"}
 
     monkeypatch.setattr(services, "host_script_run", container_host)
-    order = _custom_paid(customer, ssh_gpu, custom_environment, "numpy==2.3.5\ntqdm>=4.66")
+    # As pip-compile writes it (continued lines, hashes, comments) and a Windows editor saves it.
+    digest = "0" * 64
+    given = (
+        f"# via pip-compile\r\nnumpy==2.3.5 \\\r\n    --hash=sha256:{digest}\r\n"
+        "tqdm>=4.66  # bars\r\n"
+    )
+    order = _custom_paid(customer, ssh_gpu, custom_environment, given)
     assert order_provision(order=order)
     [(args, stdin, timeout)] = calls
     assert args[3] == "custom" and args[-1] == pytorch.image
     key = customer.ssh_keys.get().public_key.strip()
-    assert stdin == f"{key}\n[requirements]\nnumpy==2.3.5\ntqdm>=4.66\n"
+    # The host is given each requirement on a line of its own, nothing else.
+    assert stdin == f"{key}\n[requirements]\nnumpy==2.3.5 --hash=sha256:{digest}\ntqdm>=4.66\n"
     assert timeout == settings.PROVISIONING_REQUIREMENTS_TIMEOUT
     order.refresh_from_db()
     # Installed on the host, it still waits for staff to confirm, as any custom environment.
@@ -261,3 +271,43 @@ def test_a_container_host_silent_about_the_requirements_is_a_script_error_worth_
     assert raised.value.reason == "script error" and "requirements" in raised.value.detail
     order.refresh_from_db()
     assert (order.status, order.access_host) == (S.PROVISIONING, "")
+
+
+def test_a_requirements_file_a_stricter_rule_now_refuses_is_flagged_for_staff_not_sent(
+    ssh_gpu, customer, pytorch, custom_environment, customer_key, monkeypatch
+):
+    """An order taken before the rule: its file is never given to a host, staff read why."""
+    monkeypatch.setattr(services, "host_script_run", pytest.fail)
+    order = _custom_paid(customer, ssh_gpu, custom_environment, "locagpu-probe==1.0")
+    Order.objects.filter(pk=order.pk).update(
+        environment_details="locagpu-probe==1.0 --no-binary :all:"
+    )
+    order.refresh_from_db()
+    with pytest.raises(services.ProvisioningError) as raised, translation.override("en"):
+        order_provision(order=order)
+    assert raised.value.reason == "custom environment refused"
+    assert "Line 1 is not a requirement pip can fetch" in raised.value.detail
+
+
+def test_a_grant_past_the_tasks_time_limit_is_a_failed_attempt_retried_then_flagged(
+    settings, ssh_gpu, customer, pytorch, custom_environment, customer_key, monkeypatch
+):
+    """A host installing for longer than the task may run: the attempt ends as a failed one
+    (retried, then flagged with the reason), never an order left in provisioning unsaid."""
+    settings.PROVISIONING_ATTEMPTS = 2
+    order = _custom_paid(customer, ssh_gpu, custom_environment, "locagpu-probe==1.0")
+
+    def too_long(*, host, args, stdin="", timeout=None):
+        raise SoftTimeLimitExceeded()
+
+    monkeypatch.setattr(services, "host_script_run", too_long)
+    queued = []
+    monkeypatch.setattr(
+        order_provision_task, "apply_async", lambda args, countdown: queued.append(args)
+    )
+    assert order_provision_task(order.pk) is False
+    assert queued == [(order.pk, 2)]
+    assert order_provision_task(order.pk, 2) is False
+    order.refresh_from_db()
+    assert order.provisioning_problem.startswith("host answered too late")
+    assert order.events.get(kind=OrderEvent.Kind.PROVISIONING_FAILED).data["attempts"] == 2
