@@ -58,22 +58,6 @@ def test_a_malformed_custom_image_is_refused_on_the_configurator_and_nothing_is_
     assert _nothing_held()
 
 
-def test_a_requirements_line_with_a_hidden_control_is_refused(customer, gpu, custom_environment):
-    with pytest.raises(OrderError) as refusal:
-        order_create(
-            user=customer,
-            gpu=gpu,
-            environment=custom_environment,
-            quantity=1,
-            term_days=7,
-            environment_details="torch==2.5.1\nnumpy\u202e==2",
-            terms=accepted_terms(),
-        )
-    assert refusal.value.field == "environment_details"
-    assert "Line 2" in str(refusal.value.message)
-    assert _nothing_held()
-
-
 @pytest.mark.parametrize(
     ("details", "line"),
     [
@@ -84,6 +68,7 @@ def test_a_requirements_line_with_a_hidden_control_is_refused(customer, gpu, cus
         ("probe @ https://169.254.169.254/probe.whl", 1),
         ("-e git+https://example.com/repo.git", 1),
         ("# only a comment", None),
+        ("torch==2.5.1\nnumpy\u202e==2", 2),  # a hidden control
     ],
 )
 def test_a_requirements_file_pip_would_read_beyond_its_index_is_refused(
