@@ -88,7 +88,9 @@ def order_for_user_or_404(
     that does not exist; numbers are read case-insensitively (they are read aloud).
     `related`: what is read along with it; a poll that shows less reads less (each join
     costs the query's building and reading in every poll of every open page)."""
-    orders = Order.objects.filter(user=user).select_related(*related)
+    orders = Order.objects.filter(user=user)
+    if related:  # select_related() naming nothing would join every foreign key
+        orders = orders.select_related(*related)
     return get_object_or_404(orders, number=number.upper())
 
 

@@ -37,3 +37,19 @@ def test_the_order_page_lists_the_currencies_without_a_server_side_cursor(client
         page = client.get(url)
     assert 'value="usdc-devnet"' in page.content.decode()
     assert not [query["sql"] for query in queries if query["sql"].startswith("DECLARE")]
+
+
+@pytest.mark.django_db
+def test_the_payment_poll_reads_the_order_alone(client, customer, usdc):
+    """It shows no GPU, environment nor account: its order query joins no other table."""
+    invoice = order_with_invoice(usdc, user=customer)
+    client.force_login(customer)
+    url = f"/fr/account/orders/{invoice.order.number}/payment/status/"
+    client.get(url)
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(url, headers={"HX-Request": "true"}).status_code == 200
+    order_queries = [
+        q["sql"] for q in queries if q["sql"].split(" FROM ")[1].startswith('"orders_order"')
+    ]
+    assert len(order_queries) == 1
+    assert " JOIN " not in order_queries[0]
