@@ -64,7 +64,14 @@ def api_orders_for_user(*, user: User, status: str | None = None) -> QuerySet[Or
         .annotate(extends_number=F("extends__number"))
         .prefetch_related(
             "events",
-            Prefetch("extensions", queryset=Order.objects.order_by("created_at", "pk")),
+            # What the answer reads of them, oldest first: their numbers and, for the journal,
+            # the term and total of the paid ones.
+            Prefetch(
+                "extensions",
+                queryset=Order.objects.order_by("created_at", "pk").only(
+                    "number", "created_at", "extends_id", "status", "term_days", "total"
+                ),
+            ),
             "ssh_keys",
             Prefetch("slot_holds", queryset=SlotHold.objects.select_related("host")),
             Prefetch("invoices", queryset=invoices_with_progress()),

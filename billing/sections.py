@@ -8,5 +8,10 @@ BILLING_SECTION = "billing"
 
 
 def order_billing_section(*, order: Order) -> PageSection:
-    documents = BillingDocument.objects.filter(order=order).order_by("issued_at", "pk")
+    # What the section shows of each: its kind and number (the links are by number).
+    documents = (
+        BillingDocument.objects.filter(order=order)
+        .order_by("issued_at", "pk")
+        .only("kind", "number")
+    )
     return PageSection("billing/_order_section.html", {"billing_documents": documents})
