@@ -39,7 +39,8 @@ BUDGETS = {
     "status poll, something new": 16,
     "payment poll, nothing new": 5,
     "payment poll, something new": 5,
-    "extension's order page": 11,
+    # Awaiting its payment: no facture to read yet (billing.sections).
+    "extension's order page": 10,
     "stop page": 3,
     "API keys page": 4,
     "SSH keys page": 4,
