@@ -240,7 +240,7 @@ class OrderOutputSerializer(PricedOutputSerializer):
         help_text="Ids of the SSH keys installed on the machines (`GET /ssh-keys/`)."
     )
     extends = serializers.CharField(
-        source="extends.number",
+        source="extends_number",  # api.selectors.api_orders_for_user
         allow_null=True,
         default=None,
         help_text="For an extension: the number of the rental it extends; null for a rental.",

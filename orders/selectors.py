@@ -88,7 +88,9 @@ def order_for_user_or_404(
     that does not exist; numbers are read case-insensitively (they are read aloud).
     `related`: what is read along with it; a poll that shows less reads less (each join
     costs the query's building and reading in every poll of every open page)."""
-    orders = Order.objects.filter(user=user).select_related(*related)
+    orders = Order.objects.filter(user=user)
+    if related:  # select_related() naming nothing would join every foreign key
+        orders = orders.select_related(*related)
     return get_object_or_404(orders, number=number.upper())
 
 
@@ -175,9 +177,16 @@ def order_is_final(*, order: Order) -> bool:
     return order.status in FINAL_STATUSES
 
 
-def order_page_context(*, order: Order) -> dict:
-    """What the order page shows besides the payment section, in a fixed number of queries."""
-    events = list(order.events.all())
+def order_events_for_user(*, user: User, number: str) -> list[OrderEvent]:
+    """The events of the customer's own order `number` (as order_for_user_or_404 finds it),
+    oldest first; none for anyone else's."""
+    return list(OrderEvent.objects.filter(order__user=user, order__number=number.upper()))
+
+
+def order_page_context(*, order: Order, events: list[OrderEvent] | None = None) -> dict:
+    """What the order page shows besides the payment section, in a fixed number of queries.
+    `events`: the order's, oldest first, when the caller has them."""
+    events = list(order.events.all()) if events is None else events
     return {
         "order": order,
         "events": events,

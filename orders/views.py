@@ -327,9 +327,9 @@ def _order_live_context(order: Order, given: dict[str, PageSection] | None = Non
     }
 
 
-def _order_status_context(order: Order) -> dict:
+def _order_status_context(order: Order, events: list[OrderEvent] | None = None) -> dict:
     return {
-        **selectors.order_page_context(order=order),
+        **selectors.order_page_context(order=order, events=events),
         # Machines set up without staff: the page says how long it usually takes.
         "access_automatic": order.status in ACCESS_PENDING and order_is_automatic(order=order),
         "access_late": order_access_late(order=order),
@@ -354,14 +354,18 @@ def order_detail(request, number):
 def order_status(request, number):
     """The live top of the order page (status, timeline), polled by htmx; its history and
     other parts only after an event."""
-    # An extension's rental is read when shown, not joined for every other order's polls.
+    # The events first: whether something happened since the page was drawn decides what the
+    # order is read with. Nothing new (every open page, every 3 s): the order alone. Else its
+    # other parts come along (swapped out of band), so payment, facture, access, « Prolonger »
+    # and journal follow, with the GPU and environment they show. An extension's rental is
+    # read when shown, not joined for every other order's polls.
+    events = selectors.order_events_for_user(user=request.user, number=number)
+    refresh = request.GET.get("seen") != selectors.order_live_marker(events=events)
     order = selectors.order_for_user_or_404(
-        user=request.user, number=number, related=("gpu", "environment")
+        user=request.user, number=number, related=("gpu", "environment") if refresh else ()
     )
-    context = _order_status_context(order)
-    # Something happened since the page was drawn: its other parts come along (swapped out
-    # of band), so payment, facture, access, « Prolonger » and journal follow.
-    if request.GET.get("seen") != context["live_marker"]:
+    context = _order_status_context(order, events)
+    if refresh:
         context.update(_order_live_context(order), refresh=True)
     return render(request, "orders/_status_poll.html", context)
 

@@ -109,13 +109,15 @@ def payment_section_context(*, order: Order, now=None, status: dict | None = Non
     now = now or timezone.now()
     context = status or payment_status_context(order=order, now=now)
     progress, payable = context["progress"], context["payable"]
+    can_issue = payable and not context["transfers"]
     context.update(
         {
-            "can_issue": payable and not context["transfers"],
+            "can_issue": can_issue,
             # A cancelled or expired order that received nothing has nothing left to pay or see.
             "hidden": order.status in (OrderStatus.CANCELLED, OrderStatus.EXPIRED)
             and not context["transfers"],
-            "issue_form": AssetChoiceForm() if payable else None,
+            # Shown only where a currency may still be chosen (its offered assets: a query).
+            "issue_form": AssetChoiceForm() if can_issue else None,
             "claim_form": PaymentClaimForm(),
             "deadline": order.payment_deadline,
             "seconds_left": max(int((order.payment_deadline - now).total_seconds()), 0),

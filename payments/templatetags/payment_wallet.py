@@ -16,8 +16,8 @@ def wallet_button(context, payment: dict) -> dict:
     invoice, asset, chain = payment["invoice"], payment["asset"], payment["chain"]
     # wallet_addEthereumChain needs the native coin; without it or a public RPC URL the page
     # can only ask the customer to add the network themselves.
-    native = chain.assets.filter(kind=Asset.Kind.NATIVE).first()
-    can_add_chain = bool(chain.public_rpc_url and native)
+    native = chain.assets.filter(kind=Asset.Kind.NATIVE).first() if chain.public_rpc_url else None
+    can_add_chain = native is not None
     return {
         "order": payment["order"],
         "chain": chain,

@@ -39,7 +39,8 @@ BUDGETS = {
     "status poll, something new": 16,
     "payment poll, nothing new": 5,
     "payment poll, something new": 5,
-    "extension's order page": 11,
+    # Awaiting its payment: no facture to read yet (billing.sections).
+    "extension's order page": 10,
     "stop page": 3,
     "API keys page": 4,
     "SSH keys page": 4,
@@ -159,3 +160,23 @@ def test_every_signed_in_page_and_api_answer_holds_its_budget_as_history_grows(
     many = _counts(_requests(rental, client, api))
     assert many == few
     assert few == BUDGETS  # a page that gains or loses a query says so here
+
+
+def test_the_status_poll_reads_the_order_alone_when_nothing_happened(client, customer, rental):
+    """Every open page asks every 3 s: with nothing new it shows no GPU nor environment, so
+    its order query joins no other table; after an event it brings the parts that show them."""
+    client.force_login(customer)
+    base = f"/fr/account/orders/{rental.number}/status/"
+    marker = order_live_marker(events=list(rental.events.all()))
+
+    def order_query(url: str) -> str:
+        client.get(url)
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(url).status_code == 200
+        # The order itself: the first read of its table (its extensions are read later).
+        return next(
+            q["sql"] for q in queries if q["sql"].split(" FROM ")[1].startswith('"orders_order"')
+        )
+
+    assert " JOIN " not in order_query(f"{base}?seen={marker}")
+    assert '"catalog_gpumodel"' in order_query(f"{base}?seen=old")

@@ -26,14 +26,53 @@ def test_a_payment_requests_qr_code_is_drawn_once_not_on_every_view(monkeypatch)
     assert drawn == [uri, uri + "0"]
 
 
+def _second_visit(client, customer, usdc, path: str, headers=None) -> tuple[str, list[str]]:
+    """The page at `path` of the customer's order awaiting payment, asked a second time (the
+    first loads templates and translations): its HTML and its queries."""
+    invoice = order_with_invoice(usdc, user=customer)
+    client.force_login(customer)
+    url = f"/fr/account/orders/{invoice.order.number}/{path}"
+    client.get(url, headers=headers)
+    with CaptureQueriesContext(connection) as queries:
+        page = client.get(url, headers=headers)
+    assert page.status_code == 200
+    return page.content.decode(), [query["sql"] for query in queries]
+
+
 @pytest.mark.django_db
 def test_the_order_page_lists_the_currencies_without_a_server_side_cursor(client, customer, usdc):
     """A server-side cursor (DECLARE, FETCH, CLOSE) is three round trips for a few rows."""
-    invoice = order_with_invoice(usdc, user=customer)
-    client.force_login(customer)
-    url = f"/fr/account/orders/{invoice.order.number}/"
-    client.get(url)
-    with CaptureQueriesContext(connection) as queries:
-        page = client.get(url)
-    assert 'value="usdc-devnet"' in page.content.decode()
-    assert not [query["sql"] for query in queries if query["sql"].startswith("DECLARE")]
+    html, queries = _second_visit(client, customer, usdc, "")
+    assert 'value="usdc-devnet"' in html
+    assert not [sql for sql in queries if sql.startswith("DECLARE")]
+
+
+@pytest.mark.django_db
+def test_the_payment_poll_reads_the_order_alone(client, customer, usdc):
+    """It shows no GPU, environment nor account: its order query joins no other table."""
+    _html, queries = _second_visit(
+        client, customer, usdc, "payment/status/", {"HX-Request": "true"}
+    )
+    order_queries = [sql for sql in queries if sql.split(" FROM ")[1].startswith('"orders_order"')]
+    assert len(order_queries) == 1
+    assert " JOIN " not in order_queries[0]
+
+
+@pytest.mark.parametrize(
+    "data", [None, {"tx_hash": ""}, {"tx_hash": "0x<not a hash>"}, {"tx_hash": "0x" + "ab" * 32}]
+)
+def test_the_claim_forms_input_is_the_one_django_draws(data):
+    """_claim_form.html writes the field's widget itself (cheaper than the form renderer):
+    the same markup, empty, refused with its value, or accepted."""
+    from django.template.loader import render_to_string
+
+    from payments.forms import PaymentClaimForm
+
+    form = PaymentClaimForm(data)
+    if data is not None:
+        form.is_valid()
+    html = render_to_string(
+        "payments/_claim_form.html",
+        {"order": {"number": "LG-TEST"}, "payment": {"claim_form": form}},
+    )
+    assert str(form["tx_hash"]) in html
