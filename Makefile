@@ -67,14 +67,14 @@ services-check: $(BIN)/.installed
 # keys, broker queues and OS accounts (tests/conftest.py, tests/cache.py,
 # tests/provisioning/sshd.py): most of the suite's time is spent waiting on real processes
 # (the make run stack, drills, browsers, sshd), which four workers overlap on two cores.
-# Measured here, idle machine: 1,494 tests in 8 min 24 s with `-n 4 --dist loadgroup`
-# (`.ci/run` 8 min 41 s, 2026-12-07). `make test PYTEST_ARGS=` runs them in one process. No session-wide cap: a slow
-# machine makes a slow green run, never a red one; each test has its own timeout
-# (pyproject.toml, 120 s; browser tests and drills 300 s, the make run journey 360 s);
-# --durations prints the slowest.
-# --dist loadgroup is meant to keep the container tests (xdist_group "containers") on one
-# worker, one Docker Engine loading the rental image (tests/containers/engine.py); as measured
-# (`pytest -v`), they still spread, each worker starting an engine of its own (~60 s each).
+# Measured here, idle machine: 1,543 tests in 7 min 12 s with `-n 4 --dist loadgroup`
+# (`.ci/run` 7 min 29 s, 2026-12-08). `make test PYTEST_ARGS=` runs them in one process. No
+# session-wide cap: a slow machine makes a slow green run, never a red one; each test has its
+# own timeout (pyproject.toml, 120 s; browser tests and drills 300 s, the make run journey
+# 360 s); --durations prints the slowest.
+# --dist loadgroup keeps the container tests (xdist_group "containers") on one worker, one
+# Docker Engine loading the rental image (tests/containers/engine.py): pytest stays below 9.2,
+# whose node ids pytest-xdist 3.8 cannot mark with the group (pyproject.toml says why).
 PYTEST_ARGS ?= -n 4 --dist loadgroup
 # Bytecode is written even where the environment says not to (PYTHONDONTWRITEBYTECODE=1 in this
 # machine's shells, as in the image): otherwise every run compiles the modules again and pytest
