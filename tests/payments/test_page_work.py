@@ -56,23 +56,3 @@ def test_the_payment_poll_reads_the_order_alone(client, customer, usdc):
     order_queries = [sql for sql in queries if sql.split(" FROM ")[1].startswith('"orders_order"')]
     assert len(order_queries) == 1
     assert " JOIN " not in order_queries[0]
-
-
-@pytest.mark.parametrize(
-    "data", [None, {"tx_hash": ""}, {"tx_hash": "0x<not a hash>"}, {"tx_hash": "0x" + "ab" * 32}]
-)
-def test_the_claim_forms_input_is_the_one_django_draws(data):
-    """_claim_form.html writes the field's widget itself (cheaper than the form renderer):
-    the same markup, empty, refused with its value, or accepted."""
-    from django.template.loader import render_to_string
-
-    from payments.forms import PaymentClaimForm
-
-    form = PaymentClaimForm(data)
-    if data is not None:
-        form.is_valid()
-    html = render_to_string(
-        "payments/_claim_form.html",
-        {"order": {"number": "LG-TEST"}, "payment": {"claim_form": form}},
-    )
-    assert str(form["tx_hash"]) in html
