@@ -67,8 +67,9 @@ services-check: $(BIN)/.installed
 # keys, broker queues and OS accounts (tests/conftest.py, tests/cache.py,
 # tests/provisioning/sshd.py): most of the suite's time is spent waiting on real processes
 # (the make run stack, drills, browsers, sshd), which four workers overlap on two cores.
-# Measured here, idle machine: 1,543 tests in 7 min 12 s with `-n 4 --dist loadgroup`
-# (`.ci/run` 7 min 29 s, 2026-12-08). `make test PYTEST_ARGS=` runs them in one process. No
+# Measured here, idle machine: 1,537-1,543 tests in 7 min 04 s to 7 min 42 s with `-n 4 --dist
+# loadgroup` (three runs; `.ci/run` 7 min 22 s to 7 min 59 s, 2026-12-08). `make test
+# PYTEST_ARGS=` runs them in one process. No
 # session-wide cap: a slow machine makes a slow green run, never a red one; each test has its
 # own timeout (pyproject.toml, 120 s; browser tests and drills 300 s, the make run journey
 # 360 s); --durations prints the slowest.
